@@ -1,0 +1,108 @@
+/* The internal interface between the core library and its backend plugins, version 1.
+ *
+ * A plugin is a shared module exporting one C function, MEMRA_BACKEND_ENTRY_SYMBOL, that returns
+ * a pointer to a static, constant table. The table is plain C (no C++ types, no Boost) so that it
+ * survives different compilers and flags across the .so boundary.
+ *
+ * Loading a module runs its constructors, and a module compiled with wider ISA flags can execute
+ * an illegal instruction right there. The core therefore decides from the manifest installed
+ * beside each plugin (memra-backend-NAME.manifest: name, interface, priority, required features)
+ * whether to dlopen it at all; the table's own required_features must match the manifest.
+ * Plugins keep all ISA-specific code in functions reached through the table, never in code that
+ * runs at load time (no dynamic initialisers in kernel translation units). */
+#ifndef MEMRA_BACKEND_H
+#define MEMRA_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MEMRA_BACKEND_INTERFACE_VERSION 1u
+#define MEMRA_BACKEND_ENTRY_SYMBOL "memra_backend_entry_v1"
+
+/* CPU features a plugin may require, as bit numbers in memra_backend_v1::required_features.
+ * A feature counts as present only when the CPU reports it (CPUID) and the OS saves the register
+ * state it needs (XGETBV: YMM for AVX*, opmask/ZMM for AVX-512*). The manifest names are the
+ * Linux /proc/cpuinfo spellings, so a packager can compare them with lscpu. */
+typedef enum memra_cpu_feature {
+    MEMRA_CPU_SSE2 = 0,        /* "sse2"        the x86-64 baseline */
+    MEMRA_CPU_SSSE3 = 1,       /* "ssse3"       */
+    MEMRA_CPU_SSE4_1 = 2,      /* "sse4_1"      */
+    MEMRA_CPU_SSE4_2 = 3,      /* "sse4_2"      */
+    MEMRA_CPU_POPCNT = 4,      /* "popcnt"      */
+    MEMRA_CPU_AVX = 5,         /* "avx"         */
+    MEMRA_CPU_AVX2 = 6,        /* "avx2"        */
+    MEMRA_CPU_FMA = 7,         /* "fma"         */
+    MEMRA_CPU_F16C = 8,        /* "f16c"        */
+    MEMRA_CPU_BMI1 = 9,        /* "bmi1"        */
+    MEMRA_CPU_BMI2 = 10,       /* "bmi2"        */
+    MEMRA_CPU_AVX_VNNI = 11,   /* "avx_vnni"    VEX-encoded vpdpbusd (Alder Lake, Sapphire Rapids) */
+    MEMRA_CPU_AVX512F = 12,    /* "avx512f"     */
+    MEMRA_CPU_AVX512BW = 13,   /* "avx512bw"    */
+    MEMRA_CPU_AVX512DQ = 14,   /* "avx512dq"    */
+    MEMRA_CPU_AVX512VL = 15,   /* "avx512vl"    */
+    MEMRA_CPU_AVX512_VNNI = 16, /* "avx512_vnni" */
+    MEMRA_CPU_AVX512_BF16 = 17, /* "avx512_bf16" */
+    MEMRA_CPU_FEATURE_COUNT = 18
+} memra_cpu_feature;
+
+#define MEMRA_CPU_BIT(feature) (UINT64_C(1) << (feature))
+
+/* The activation formats a kernel consumes. Each has one canonical byte layout, identical to
+ * ggml's (F32 and BF16: plain arrays; Q8_0: 34-byte blocks of 32; Q8_K: 292-byte blocks of 256),
+ * and one canonical quantizer (see plugins/common/quantize.h), so that any plugin's kernel can
+ * consume any plugin's quantized activations and all of them agree bit for bit. */
+typedef enum memra_act_format {
+    MEMRA_ACT_F32 = 0,
+    MEMRA_ACT_BF16 = 1,
+    MEMRA_ACT_Q8_0 = 2,
+    MEMRA_ACT_Q8_K = 3,
+    MEMRA_ACT_FORMAT_COUNT = 4
+} memra_act_format;
+
+/* One weight format served by a plugin. `n` is the row length in values (a multiple of the
+ * qtype's block size); `w` points at the first of `rows` consecutive rows, each `row_bytes`. */
+typedef struct memra_kernel_v1 {
+    int32_t qtype;      /* ggml type id */
+    int32_t act_format; /* memra_act_format this kernel's dot products consume */
+
+    /* Token path: y[r] = dot(row r, xq) for r < rows. */
+    void (*gemv)(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq,
+                 float *y);
+
+    /* Rows path: y[j * ldy + r] = dot(row r, xq_j) for r < rows and j < m (1 <= m <= 64), with
+     * xq_j = (const uint8_t *)xq + j * xq_stride. Each result must equal what gemv computes for
+     * that row and activation, bit for bit; a fast kernel decodes each block once for all m. */
+    void (*gemm)(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq,
+                 size_t xq_stride, int32_t m, float *y, size_t ldy);
+
+    /* out[0..n) = the values of one row, decoded exactly as ggml's dequantizer does. */
+    void (*dequantize_row)(const uint8_t *row, int32_t n, float *out);
+} memra_kernel_v1;
+
+typedef struct memra_backend_v1 {
+    uint32_t interface_version; /* MEMRA_BACKEND_INTERFACE_VERSION */
+    uint32_t struct_size;       /* sizeof(memra_backend_v1) as the plugin was compiled */
+    const char *name;           /* "scalar", "avx2", ... (the MEMRA_CPU_EXPERT_BACKEND value) */
+    const char *description;    /* one line for logs and memra-cpu-info */
+    uint64_t required_features; /* MEMRA_CPU_BIT(...) mask; must equal the manifest's */
+
+    /* quantize[f](x, n, out): x[0..n) -> activation format f (n a multiple of f's block). NULL
+     * where the plugin has no quantizer of its own for f; the core then uses another plugin's,
+     * which is valid because every quantizer of a format produces identical bytes. */
+    void (*quantize[MEMRA_ACT_FORMAT_COUNT])(const float *x, int32_t n, void *out);
+
+    int32_t kernel_count;
+    const memra_kernel_v1 *kernels;
+} memra_backend_v1;
+
+typedef const memra_backend_v1 *(*memra_backend_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
