@@ -1,0 +1,110 @@
+#include "backend_registry.h"
+
+#include <cstdio>
+#include <map>
+
+#include "memra/qtypes.h"
+
+namespace memra {
+
+const BackendRegistry &BackendRegistry::instance() {
+    // Deliberately never destroyed: engine threads may still be computing while the process
+    // exits, and unloading plugins under them would crash what should be a clean exit.
+    static const BackendRegistry *registry = [] {
+        auto *r = new BackendRegistry(read_settings(), detect_cpu_features());
+        for (const std::string &w : r->settings().warnings)
+            std::fprintf(stderr, "memra-cpu-experts: %s\n", w.c_str());
+        if (r->settings().log) std::fprintf(stderr, "%s\n", r->describe().c_str());
+        return r;
+    }();
+    return *registry;
+}
+
+BackendRegistry::BackendRegistry(Settings settings, const CpuFeatures &cpu)
+    : settings_(std::move(settings)) {
+    usable_features_ = cpu.usable & ~settings_.disabled_features;
+    if (!settings_.problems.empty()) {
+        unusable_reason_ = settings_.problems.front();
+        return;
+    }
+    if (!settings_.plugin_dir.empty()) search_dirs_.push_back(settings_.plugin_dir);
+    search_dirs_.push_back(default_backend_dir());
+    plugins_ = load_plugins(search_dirs_, usable_features_);
+    select();
+}
+
+void BackendRegistry::select() {
+    auto searched = [this] {
+        std::string s;
+        for (const std::string &d : search_dirs_) s += (s.empty() ? "" : ", ") + d;
+        return s;
+    };
+    // plugins_ is sorted by priority, best first.
+    size_t first = plugins_.size();
+    if (settings_.backend == "auto") {
+        for (size_t i = 0; i < plugins_.size() && first == plugins_.size(); ++i)
+            if (plugins_[i].loaded) first = i;
+        if (first == plugins_.size()) {
+            unusable_reason_ = "no usable backend plugin found (searched: " + searched() + ")";
+            return;
+        }
+    } else {
+        for (size_t i = 0; i < plugins_.size(); ++i)
+            if (plugins_[i].manifest.name == settings_.backend) first = i;
+        if (first == plugins_.size()) {
+            unusable_reason_ = "MEMRA_CPU_EXPERT_BACKEND=" + settings_.backend +
+                               ": no such backend plugin is installed (searched: " + searched() +
+                               "; backend names: " + known_backend_names() + ")";
+            return;
+        }
+        if (!plugins_[first].loaded) {
+            unusable_reason_ = "MEMRA_CPU_EXPERT_BACKEND=" + settings_.backend +
+                               " cannot be used: " + plugins_[first].status;
+            return;
+        }
+    }
+    primary_ = plugins_[first].table;
+
+    // The chosen plugin first, then every lower-priority usable one: a qtype or activation
+    // format the chosen plugin lacks is served by the best plugin below it, down to scalar.
+    for (size_t i = first; i < plugins_.size(); ++i) {
+        if (!plugins_[i].loaded) continue;
+        const memra_backend_v1 *t = plugins_[i].table;
+        for (int32_t k = 0; k < t->kernel_count; ++k) {
+            KernelChoice &slot = kernels_[static_cast<size_t>(t->kernels[k].qtype)];
+            if (!slot.kernel) slot = {&t->kernels[k], t};
+        }
+        for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
+            if (!quantizers_[f] && t->quantize[f]) quantizers_[f] = t->quantize[f];
+    }
+}
+
+KernelChoice BackendRegistry::kernel_for(int32_t qtype) const {
+    if (qtype < 0 || static_cast<size_t>(qtype) >= kernels_.size()) return {};
+    return kernels_[static_cast<size_t>(qtype)];
+}
+
+std::string BackendRegistry::describe() const {
+    std::string line = "memra-cpu-experts: ";
+    if (!usable()) return line + "unusable: " + unusable_reason_;
+    line += std::string("backend ") + primary_->name +
+            (settings_.backend == "auto" ? " (auto)" : " (forced by MEMRA_CPU_EXPERT_BACKEND)");
+    // Group the qtypes by the plugin that serves them, in the order of the qtype table.
+    std::vector<std::pair<std::string, std::string>> groups;
+    for (const memra_qtype_info &q : memra_qtype_table) {
+        const KernelChoice c = kernel_for(q.id);
+        const std::string who = c.backend ? c.backend->name : "none";
+        auto it = groups.begin();
+        while (it != groups.end() && it->first != who) ++it;
+        if (it == groups.end()) it = groups.insert(groups.end(), {who, ""});
+        it->second += (it->second.empty() ? "" : ",") + std::string(q.name);
+    }
+    for (const auto &g : groups) line += "; " + g.second + ": " + g.first;
+    line += "; plugins:";
+    for (const PluginRecord &p : plugins_)
+        line += " " + (p.manifest.name.empty() ? p.manifest.path : p.manifest.name) + " " +
+                (p.loaded ? "ok" : "(" + p.status + ")");
+    return line;
+}
+
+}  // namespace memra

@@ -1,0 +1,330 @@
+#include "moe.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backend_registry.h"
+#include "error.h"
+#include "io.h"
+#include "memra/qtypes.h"
+#include "scratch.h"
+#include "stats.h"
+
+namespace memra {
+namespace {
+
+// A tile is the unit of parallel work: a run of consecutive output rows of one matrix. Threads
+// split rows, never a row's reduction, so every value is computed the same way whatever the
+// team size: results are bit-identical for any `threads`. ~64 KiB of weights per tile keeps
+// the scheduling overhead small next to the memory traffic and still balances 8 experts over
+// a few cores; a multiple of 8 rows suits the SIMD kernels' row blocking.
+constexpr size_t kTileBytes = 64 * 1024;
+constexpr int32_t kTileRowMultiple = 8;
+
+struct Projection {
+    const uint8_t *weights = nullptr;
+    size_t row_bytes = 0;
+    int32_t in = 0, out = 0;
+    float scale = 1.0f;
+    const memra_kernel_v1 *kernel = nullptr;
+    int32_t tile_rows = 0;
+};
+
+struct ExpertPlan {
+    Projection gate, up, down;
+    float route_weight = 0.0f;
+    // Offsets into the call's scratch buffer.
+    size_t gate_out = 0, up_out = 0, h = 0, hq = 0, down_out = 0;
+};
+
+struct Tile {
+    int32_t expert;
+    int32_t row_begin, row_end;
+};
+
+// Everything a call needs beyond the caller's buffers, reused by the next call on this thread.
+struct Workspace {
+    std::vector<ExpertPlan> experts;
+    std::vector<Tile> gate_up_tiles, down_tiles;
+    AlignedBuffer scratch;
+    AlignedBuffer file_weights;
+};
+
+Workspace &thread_workspace() {
+    thread_local Workspace ws;
+    return ws;
+}
+
+int32_t tile_rows_for(size_t row_bytes, int32_t out) {
+    size_t rows = std::max<size_t>(1, kTileBytes / std::max<size_t>(row_bytes, 1));
+    rows = (rows + kTileRowMultiple - 1) / kTileRowMultiple * kTileRowMultiple;
+    return static_cast<int32_t>(std::min<size_t>(rows, static_cast<size_t>(out)));
+}
+
+// `expert` < 0 for the rows call's single expert. Messages are built only on failure, so the
+// steady state allocates nothing here.
+Projection plan_projection(const BackendRegistry &registry, const CpuProjectionV2 &p,
+                           int32_t expert, const char *projection) {
+    auto where = [&] {
+        return (expert < 0 ? std::string("expert") : "expert " + std::to_string(expert)) + " " +
+               projection;
+    };
+    Projection out;
+    const KernelChoice choice = registry.kernel_for(p.qtype);
+    if (!choice.kernel)
+        fail(MEMRA_STATUS_NO_BACKEND, where() + ": no loaded backend serves qtype " +
+                                          memra_qtype_find(p.qtype)->name);
+    if (!registry.quantizer_for(choice.kernel->act_format))
+        fail(MEMRA_STATUS_NO_BACKEND, where() + ": no loaded backend quantizes activations to " +
+                                          memra_act_format_name(choice.kernel->act_format));
+    out.weights = p.weights;
+    out.row_bytes = p.row_bytes;
+    out.in = p.in_features;
+    out.out = p.out_features;
+    out.scale = p.scale;
+    out.kernel = choice.kernel;
+    out.tile_rows = tile_rows_for(p.row_bytes, p.out_features);
+    return out;
+}
+
+// File-backed projections are read (positioned reads) into a per-thread buffer for this call.
+// The byte-budget cache and prefetch replace this streaming path for repeated experts.
+void read_file_weights(const CpuExpertV2 *experts, int32_t count, std::vector<ExpertPlan> &plans,
+                       AlignedBuffer &buffer) {
+    size_t total = 0;
+    auto each_file_projection = [&](auto &&fn) {
+        for (int32_t i = 0; i < count; ++i) {
+            const CpuProjectionV2 *src[3] = {&experts[i].gate, &experts[i].up, &experts[i].down};
+            Projection *dst[3] = {&plans[i].gate, &plans[i].up, &plans[i].down};
+            for (int j = 0; j < 3; ++j)
+                if (src[j]->file_fd >= 0) fn(*src[j], *dst[j]);
+        }
+    };
+    each_file_projection([&](const CpuProjectionV2 &p, Projection &) { total += (p.byte_len + 63) & ~size_t{63}; });
+    if (total == 0) return;
+    uint8_t *base = buffer.reserve(total);
+    size_t offset = 0;
+    StopWatch io;
+    each_file_projection([&](const CpuProjectionV2 &p, Projection &plan) {
+        read_exact(p.file_fd, p.file_offset, p.byte_len, base + offset);
+        stats().cache_misses.fetch_add(1, std::memory_order_relaxed);
+        stats().read_bytes.fetch_add(p.byte_len, std::memory_order_relaxed);
+        plan.weights = base + offset;
+        offset += (p.byte_len + 63) & ~size_t{63};
+    });
+    io.lap_into(stats().io_ns);
+}
+
+void append_tiles(std::vector<Tile> &tiles, int32_t expert, const Projection &p) {
+    for (int32_t r = 0; r < p.out; r += p.tile_rows)
+        tiles.push_back({expert, r, std::min(p.out, r + p.tile_rows)});
+}
+
+// silu(s_g * g) * (s_u * u), silu(t) = t / (1 + e^-t), elementwise over a run of rows.
+void swiglu(const float *g, const float *u, float gate_scale, float up_scale, float *h, int32_t n) {
+    for (int32_t i = 0; i < n; ++i) {
+        const float t = gate_scale * g[i];
+        h[i] = (t / (1.0f + std::exp(-t))) * (up_scale * u[i]);
+    }
+}
+
+int32_t team_size(int32_t threads, size_t work_items) {
+    return static_cast<int32_t>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(threads), work_items)));
+}
+
+// Activation rows for each format the gate/up kernels consume: quantized once per call and
+// shared by every expert (all experts see the same x).
+struct ActivationSet {
+    size_t offset[MEMRA_ACT_FORMAT_COUNT];
+    bool needed[MEMRA_ACT_FORMAT_COUNT] = {};
+};
+
+}  // namespace
+
+void moe_token(const BackendRegistry &registry, const CpuExpertV2 *experts, int32_t count,
+               const float *input, float *output, int32_t threads) {
+    StopWatch watch;
+    Workspace &ws = thread_workspace();
+    const int32_t n_in = experts[0].gate.in_features;
+    const int32_t n_out = experts[0].down.out_features;
+
+    ws.experts.assign(static_cast<size_t>(count), ExpertPlan{});
+    ScratchLayout layout;
+    ActivationSet x;
+    for (int32_t i = 0; i < count; ++i) {
+        ExpertPlan &e = ws.experts[static_cast<size_t>(i)];
+        e.gate = plan_projection(registry, experts[i].gate, i, "gate");
+        e.up = plan_projection(registry, experts[i].up, i, "up");
+        e.down = plan_projection(registry, experts[i].down, i, "down");
+        e.route_weight = experts[i].route_weight;
+        for (const Projection *p : {&e.gate, &e.up}) x.needed[p->kernel->act_format] = true;
+        const size_t n_ff = static_cast<size_t>(e.gate.out);
+        e.gate_out = layout.add(n_ff * sizeof(float));
+        e.up_out = layout.add(n_ff * sizeof(float));
+        e.h = layout.add(n_ff * sizeof(float));
+        e.hq = layout.add(memra_act_row_bytes(e.down.kernel->act_format, e.gate.out));
+        e.down_out = layout.add(static_cast<size_t>(n_out) * sizeof(float));
+    }
+    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
+        if (x.needed[f]) x.offset[f] = layout.add(memra_act_row_bytes(f, n_in));
+
+    uint8_t *base = ws.scratch.reserve(layout.total());
+    read_file_weights(experts, count, ws.experts, ws.file_weights);
+    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
+        if (x.needed[f]) registry.quantizer_for(f)(input, n_in, base + x.offset[f]);
+
+    ws.gate_up_tiles.clear();
+    ws.down_tiles.clear();
+    for (int32_t i = 0; i < count; ++i) {
+        append_tiles(ws.gate_up_tiles, i, ws.experts[static_cast<size_t>(i)].gate);
+        append_tiles(ws.down_tiles, i, ws.experts[static_cast<size_t>(i)].down);
+    }
+    watch.lap_into(stats().prepare_ns);
+
+    const ExpertPlan *plans = ws.experts.data();
+    const Tile *gu_tiles = ws.gate_up_tiles.data();
+    const Tile *d_tiles = ws.down_tiles.data();
+    const long n_gu = static_cast<long>(ws.gate_up_tiles.size());
+    const long n_d = static_cast<long>(ws.down_tiles.size());
+    const int32_t team = team_size(threads, static_cast<size_t>(std::max(n_gu, n_d)));
+    auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
+
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+        // Gate and up fused: one tile reads the same quantized x for both projections.
+#pragma omp for schedule(dynamic, 1)
+        for (long t = 0; t < n_gu; ++t) {
+            const Tile &tile = gu_tiles[t];
+            const ExpertPlan &e = plans[tile.expert];
+            const int32_t rows = tile.row_end - tile.row_begin;
+            float *g = f32(e.gate_out) + tile.row_begin;
+            float *u = f32(e.up_out) + tile.row_begin;
+            e.gate.kernel->gemv(e.gate.weights + tile.row_begin * e.gate.row_bytes, e.gate.row_bytes,
+                                rows, e.gate.in, base + x.offset[e.gate.kernel->act_format], g);
+            e.up.kernel->gemv(e.up.weights + tile.row_begin * e.up.row_bytes, e.up.row_bytes, rows,
+                              e.up.in, base + x.offset[e.up.kernel->act_format], u);
+            swiglu(g, u, e.gate.scale, e.up.scale, f32(e.h) + tile.row_begin, rows);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (long i = 0; i < count; ++i) {
+            const ExpertPlan &e = plans[i];
+            registry.quantizer_for(e.down.kernel->act_format)(f32(e.h), e.down.in, base + e.hq);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (long t = 0; t < n_d; ++t) {
+            const Tile &tile = d_tiles[t];
+            const ExpertPlan &e = plans[tile.expert];
+            e.down.kernel->gemv(e.down.weights + tile.row_begin * e.down.row_bytes, e.down.row_bytes,
+                                tile.row_end - tile.row_begin, e.down.in, base + e.hq,
+                                f32(e.down_out) + tile.row_begin);
+        }
+    }
+
+    // The route-weighted sum in expert order, the same for every team size.
+    for (int32_t j = 0; j < n_out; ++j) {
+        float acc = 0.0f;
+        for (int32_t i = 0; i < count; ++i) {
+            const ExpertPlan &e = plans[i];
+            acc += e.route_weight * (e.down.scale * f32(e.down_out)[j]);
+        }
+        output[j] = acc;
+    }
+    watch.lap_into(stats().compute_ns);
+}
+
+void expert_rows(const BackendRegistry &registry, const CpuExpertV2 &expert, const float *inputs,
+                 int32_t rows, const float *route_weights, float *outputs, int32_t threads) {
+    StopWatch watch;
+    Workspace &ws = thread_workspace();
+    ws.experts.assign(1, ExpertPlan{});
+    ExpertPlan &e = ws.experts[0];
+    e.gate = plan_projection(registry, expert.gate, -1, "gate");
+    e.up = plan_projection(registry, expert.up, -1, "up");
+    e.down = plan_projection(registry, expert.down, -1, "down");
+    const int32_t n_in = e.gate.in, n_ff = e.gate.out, n_out = e.down.out;
+    const size_t m = static_cast<size_t>(rows);
+
+    ScratchLayout layout;
+    ActivationSet x;
+    size_t x_stride[MEMRA_ACT_FORMAT_COUNT] = {};
+    for (const Projection *p : {&e.gate, &e.up}) x.needed[p->kernel->act_format] = true;
+    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f) {
+        if (!x.needed[f]) continue;
+        x_stride[f] = memra_act_row_bytes(f, n_in);
+        x.offset[f] = layout.add(m * x_stride[f]);
+    }
+    const size_t ff = static_cast<size_t>(n_ff);
+    e.gate_out = layout.add(m * ff * sizeof(float));
+    e.up_out = layout.add(m * ff * sizeof(float));
+    e.h = layout.add(m * ff * sizeof(float));
+    const size_t hq_stride = memra_act_row_bytes(e.down.kernel->act_format, n_ff);
+    e.hq = layout.add(m * hq_stride);
+    e.down_out = layout.add(m * static_cast<size_t>(n_out) * sizeof(float));
+
+    uint8_t *base = ws.scratch.reserve(layout.total());
+    read_file_weights(&expert, 1, ws.experts, ws.file_weights);
+    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
+        if (x.needed[f])
+            for (size_t r = 0; r < m; ++r)
+                registry.quantizer_for(f)(inputs + r * static_cast<size_t>(n_in), n_in,
+                                          base + x.offset[f] + r * x_stride[f]);
+
+    ws.gate_up_tiles.clear();
+    ws.down_tiles.clear();
+    append_tiles(ws.gate_up_tiles, 0, e.gate);
+    append_tiles(ws.down_tiles, 0, e.down);
+    watch.lap_into(stats().prepare_ns);
+
+    const Tile *gu_tiles = ws.gate_up_tiles.data();
+    const Tile *d_tiles = ws.down_tiles.data();
+    const long n_gu = static_cast<long>(ws.gate_up_tiles.size());
+    const long n_d = static_cast<long>(ws.down_tiles.size());
+    const int32_t team = team_size(threads, static_cast<size_t>(std::max<long>({n_gu, n_d, rows})));
+    auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
+    float *G = f32(e.gate_out), *U = f32(e.up_out), *H = f32(e.h), *D = f32(e.down_out);
+
+#pragma omp parallel num_threads(team) if (team > 1)
+    {
+        // Each tile of rows is applied to all m activation rows at once (gemm), so a kernel
+        // decodes each weight block once for every row instead of once per row.
+#pragma omp for schedule(dynamic, 1)
+        for (long t = 0; t < n_gu; ++t) {
+            const Tile &tile = gu_tiles[t];
+            const int32_t nrows = tile.row_end - tile.row_begin;
+            e.gate.kernel->gemm(e.gate.weights + tile.row_begin * e.gate.row_bytes, e.gate.row_bytes,
+                                nrows, n_in, base + x.offset[e.gate.kernel->act_format],
+                                x_stride[e.gate.kernel->act_format], rows, G + tile.row_begin, ff);
+            e.up.kernel->gemm(e.up.weights + tile.row_begin * e.up.row_bytes, e.up.row_bytes, nrows,
+                              n_in, base + x.offset[e.up.kernel->act_format],
+                              x_stride[e.up.kernel->act_format], rows, U + tile.row_begin, ff);
+            for (size_t r = 0; r < m; ++r)
+                swiglu(G + r * ff + tile.row_begin, U + r * ff + tile.row_begin, e.gate.scale,
+                       e.up.scale, H + r * ff + tile.row_begin, nrows);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (long r = 0; r < rows; ++r)
+            registry.quantizer_for(e.down.kernel->act_format)(H + static_cast<size_t>(r) * ff, n_ff,
+                                                              base + e.hq + static_cast<size_t>(r) * hq_stride);
+#pragma omp for schedule(dynamic, 1)
+        for (long t = 0; t < n_d; ++t) {
+            const Tile &tile = d_tiles[t];
+            e.down.kernel->gemm(e.down.weights + tile.row_begin * e.down.row_bytes, e.down.row_bytes,
+                                tile.row_end - tile.row_begin, n_ff, base + e.hq, hq_stride, rows,
+                                D + tile.row_begin, static_cast<size_t>(n_out));
+        }
+    }
+
+    // Same expression as the token path's sum for one expert (0 + w * (s_d * y) == w * (s_d * y)),
+    // so one expert's rows call and its token call agree bit for bit.
+    for (size_t r = 0; r < m; ++r)
+        for (int32_t j = 0; j < n_out; ++j)
+            outputs[r * static_cast<size_t>(n_out) + static_cast<size_t>(j)] =
+                route_weights[r] * (e.down.scale * D[r * static_cast<size_t>(n_out) + static_cast<size_t>(j)]);
+    watch.lap_into(stats().compute_ns);
+}
+
+}  // namespace memra

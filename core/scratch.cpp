@@ -1,0 +1,10 @@
+#include "scratch.h"
+
+namespace memra {
+
+AlignedBuffer &thread_scratch() {
+    thread_local AlignedBuffer buffer;
+    return buffer;
+}
+
+}  // namespace memra

@@ -1,0 +1,41 @@
+// Process-wide counters behind memra_cpu_expert_cache_stats_v2 / _profile_stats_v2. Relaxed
+// atomics: each counter is monotonic and independently meaningful, no ordering between them is
+// promised, and a reader on any thread sees a value that some moment of the process had.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace memra {
+
+struct Stats {
+    std::atomic<uint64_t> cache_hits{0};
+    std::atomic<uint64_t> cache_misses{0};
+    std::atomic<uint64_t> read_bytes{0};
+    std::atomic<uint64_t> resident_bytes{0};
+    std::atomic<uint64_t> prepare_ns{0};
+    std::atomic<uint64_t> io_ns{0};
+    std::atomic<uint64_t> insert_ns{0};
+    std::atomic<uint64_t> compute_ns{0};
+};
+
+Stats &stats();
+
+// Adds the time since construction (or the last lap) to a counter.
+class StopWatch {
+public:
+    StopWatch() : start_(std::chrono::steady_clock::now()) {}
+    void lap_into(std::atomic<uint64_t> &counter) {
+        const auto now = std::chrono::steady_clock::now();
+        counter.fetch_add(static_cast<uint64_t>(
+                              std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count()),
+                          std::memory_order_relaxed);
+        start_ = now;
+    }
+
+private:
+    std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace memra
