@@ -1,0 +1,52 @@
+// The scalar backend's memra_backend_v1 table: constant-initialised POD (constexpr), so loading
+// the plugin runs no code of ours.
+#include "common/quantize.h"
+#include "memra/backend.h"
+#include "memra/qtypes.h"
+#include "scalar/gemv.h"
+#include "scalar/kernels.h"
+#include "scalar/scalar_backend.h"
+
+namespace memra::scalar {
+namespace {
+
+template <DotFn Dot>
+constexpr memra_kernel_v1 kernel(int32_t qtype, int32_t act_format, DequantizeFn dequantize) {
+    return memra_kernel_v1{qtype, act_format, gemv<Dot>, gemm<Dot>, dequantize};
+}
+
+// In memra_qtype_table order (ggml id order).
+constexpr memra_kernel_v1 kKernels[] = {
+    kernel<dot_f32>(0, MEMRA_ACT_F32, dequantize_row_f32),
+    kernel<dot_q4_0>(2, MEMRA_ACT_Q8_0, dequantize_row_q4_0),
+    kernel<dot_q8_0>(8, MEMRA_ACT_Q8_0, dequantize_row_q8_0),
+    kernel<dot_q2_K>(10, MEMRA_ACT_Q8_K, dequantize_row_q2_K),
+    kernel<dot_q3_K>(11, MEMRA_ACT_Q8_K, dequantize_row_q3_K),
+    kernel<dot_q4_K>(12, MEMRA_ACT_Q8_K, dequantize_row_q4_K),
+    kernel<dot_q5_K>(13, MEMRA_ACT_Q8_K, dequantize_row_q5_K),
+    kernel<dot_q6_K>(14, MEMRA_ACT_Q8_K, dequantize_row_q6_K),
+    kernel<dot_iq3_s>(21, MEMRA_ACT_Q8_K, dequantize_row_iq3_s),
+    kernel<dot_iq4_xs>(23, MEMRA_ACT_Q8_K, dequantize_row_iq4_xs),
+    kernel<dot_bf16>(30, MEMRA_ACT_BF16, dequantize_row_bf16),
+    kernel<dot_nvfp4>(40, MEMRA_ACT_Q8_0, dequantize_row_nvfp4),
+};
+static_assert(sizeof(kKernels) / sizeof(kKernels[0]) == MEMRA_QTYPE_COUNT,
+              "the scalar backend serves every weight format");
+
+constexpr memra_backend_v1 kBackend = {
+    MEMRA_BACKEND_INTERFACE_VERSION,
+    sizeof(memra_backend_v1),
+    "scalar",
+    "portable reference kernels (baseline x86-64, no SIMD extensions), every weight format",
+    MEMRA_CPU_BIT(MEMRA_CPU_SSE2),
+    {quantize_row_f32, quantize_row_bf16, quantize_row_q8_0, quantize_row_q8_K},
+    MEMRA_QTYPE_COUNT,
+    kKernels,
+};
+static_assert(MEMRA_ACT_F32 == 0 && MEMRA_ACT_BF16 == 1 && MEMRA_ACT_Q8_0 == 2 && MEMRA_ACT_Q8_K == 3,
+              "quantize[] above is listed in memra_act_format order");
+
+}  // namespace
+}  // namespace memra::scalar
+
+extern "C" const memra_backend_v1 *memra_scalar_backend(void) { return &memra::scalar::kBackend; }
