@@ -1,0 +1,117 @@
+// Dot products through the backend table's gemv: for every quantized weight format, ggml's
+// quantized activation (act_q_hex) in, ggml's AVX2 vec_dot result out, bit for bit; and close to
+// the f64 reference. F32 / BF16 (no ggml order exists) against an independent re-statement of
+// the project's documented order, and against f64.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "common/fp_convert.h"
+#include "common/quantize.h"
+#include "formats.h"
+#include "reference_data.h"
+#include "test_util.h"
+
+namespace memra::plugin_tests {
+namespace {
+
+float gemv1(const memra_kernel_v1 &k, const std::vector<uint8_t> &w, int32_t n, const void *xq) {
+    float y = -12345.0f;
+    k.gemv(w.data(), w.size(), 1, n, xq, &y);
+    return y;
+}
+
+class QuantizedDot : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(QuantizedDot, MatchesGgmlAvx2BitForBit) {
+    const memra_qtype_info &info = qtype_by_name(GetParam());
+    const memra_kernel_v1 &k = scalar_kernel(info.id);
+    for (const auto &t : testkit::load_dot_trials(GetParam())) {
+        const int32_t n = int32_t(t.act_f32.size());
+        ASSERT_EQ(t.w.size(), size_t(n / info.block_elems) * size_t(info.block_bytes));
+        const float got = gemv1(k, t.w, n, t.act_q.data());
+        EXPECT_EQ(bits(got), t.dot_avx2_bits)
+            << GetParam() << " trial " << t.index << ": got " << got << " (0x" << std::hex << bits(got)
+            << "), ggml avx2 " << t.dot_avx2() << " (0x" << t.dot_avx2_bits << "), generic "
+            << t.dot_generic() << " (0x" << t.dot_generic_bits << ")";
+    }
+}
+
+TEST_P(QuantizedDot, CloseToF64Reference) {
+    const memra_qtype_info &info = qtype_by_name(GetParam());
+    const memra_kernel_v1 &k = scalar_kernel(info.id);
+    for (const auto &t : testkit::load_dot_trials(GetParam())) {
+        const int32_t n = int32_t(t.act_f32.size());
+        // Scale of the float rounding: sum |w_i a_i| of the decoded operands.
+        std::vector<float> w(static_cast<size_t>(n));
+        k.dequantize_row(t.w.data(), n, w.data());
+        const std::vector<float> a = testkit::dequantize_activation(info.act_format, t.act_q.data(), n);
+        double magnitude = 0;
+        for (int32_t i = 0; i < n; ++i) magnitude += std::fabs(double(w[size_t(i)]) * double(a[size_t(i)]));
+        const float got = gemv1(k, t.w, n, t.act_q.data());
+        EXPECT_NEAR(double(got), t.dot_f64, 1e-5 * magnitude) << GetParam() << " trial " << t.index;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllQuantized, QuantizedDot, ::testing::ValuesIn(kQuantizedNames),
+                         [](const auto &info) { return std::string(info.param); });
+
+// The documented F32 / BF16 order, restated independently: lane k sums i % 8 == k by fma in
+// ascending i; then r_j = acc[j+4] + acc[j], (r0 + r2) + (r1 + r3).
+float documented_order(const std::vector<float> &w, const std::vector<float> &x) {
+    float acc[8] = {};
+    for (size_t i = 0; i < w.size(); ++i) acc[i % 8] = std::fma(w[i], x[i], acc[i % 8]);
+    const float r0 = acc[4] + acc[0], r1 = acc[5] + acc[1], r2 = acc[6] + acc[2], r3 = acc[7] + acc[3];
+    return (r0 + r2) + (r1 + r3);
+}
+
+TEST(FloatDot, F32FollowsDocumentedOrder) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (int32_t n : {1, 7, 8, 13, 64, 512, 1000}) {
+        std::vector<float> w(static_cast<size_t>(n)), x(static_cast<size_t>(n));
+        for (auto &v : w) v = dist(rng);
+        for (auto &v : x) v = dist(rng);
+        std::vector<uint8_t> wb(4 * size_t(n));
+        std::memcpy(wb.data(), w.data(), wb.size());
+        const float got = gemv1(scalar_kernel(0), wb, n, x.data());
+        EXPECT_EQ(bits(got), bits(documented_order(w, x))) << "n = " << n;
+        double ref = 0, mag = 0;
+        for (int32_t i = 0; i < n; ++i) {
+            ref += double(w[size_t(i)]) * double(x[size_t(i)]);
+            mag += std::fabs(double(w[size_t(i)]) * double(x[size_t(i)]));
+        }
+        EXPECT_NEAR(double(got), ref, 1e-6 * mag) << "n = " << n;
+    }
+}
+
+TEST(FloatDot, Bf16FollowsDocumentedOrder) {
+    std::mt19937 rng(12);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    for (int32_t n : {1, 9, 256, 1000}) {
+        std::vector<uint8_t> wb(2 * size_t(n));
+        std::vector<float> w(static_cast<size_t>(n)), xf(static_cast<size_t>(n)), x(static_cast<size_t>(n));
+        for (int32_t i = 0; i < n; ++i) {
+            const uint16_t h = f32_to_bf16(dist(rng));
+            std::memcpy(&wb[2 * size_t(i)], &h, 2);
+            w[size_t(i)] = bf16_to_f32(h);
+            xf[size_t(i)] = dist(rng);
+        }
+        std::vector<uint16_t> xq(static_cast<size_t>(n));
+        quantize_row_bf16(xf.data(), n, xq.data());
+        for (int32_t i = 0; i < n; ++i) x[size_t(i)] = bf16_to_f32(xq[size_t(i)]);
+        const float got = gemv1(scalar_kernel(30), wb, n, xq.data());
+        EXPECT_EQ(bits(got), bits(documented_order(w, x))) << "n = " << n;
+        double ref = 0, mag = 0;
+        for (int32_t i = 0; i < n; ++i) {
+            ref += double(w[size_t(i)]) * double(x[size_t(i)]);
+            mag += std::fabs(double(w[size_t(i)]) * double(x[size_t(i)]));
+        }
+        EXPECT_NEAR(double(got), ref, 1e-6 * mag) << "n = " << n;
+    }
+}
+
+}  // namespace
+}  // namespace memra::plugin_tests
