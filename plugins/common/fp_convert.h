@@ -1,7 +1,9 @@
 // Scalar number conversions and rounding primitives of the formats spec §2, by bit manipulation
 // only: this header is compiled into the baseline x86-64 scalar plugin (no F16C, no SSE4.1
 // rounding), and into the SIMD plugins for their block tails, so it must not depend on ISA
-// extensions. Every function is exact and total (defined for every input bit pattern).
+// extensions. Every function is exact and total (defined for every input bit pattern), and uses
+// only integer operations and exact or singly-rounded f32 operations, so a copy inlined into a
+// SIMD translation unit (other -m flags) computes the very same bits.
 #pragma once
 
 #include <cstdint>
