@@ -6,6 +6,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <set>
+#include <string_view>
 
 #include "memra/qtypes.h"
 
@@ -16,8 +17,10 @@
 namespace memra {
 namespace {
 
-const std::string kManifestPrefix = "memra-backend-";
-const std::string kManifestSuffix = ".manifest";
+// constexpr, not std::string: the registry is built from a load-time constructor, which may run
+// before this file's dynamic initialisers would have.
+constexpr std::string_view kManifestPrefix = "memra-backend-";
+constexpr std::string_view kManifestSuffix = ".manifest";
 
 std::vector<std::string> manifests_in(const std::string &dir) {
     std::vector<std::string> found;
