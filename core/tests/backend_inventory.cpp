@@ -1,0 +1,69 @@
+#include "backend_inventory.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace memra::tests {
+
+const std::vector<std::string> &backend_names() {
+    static const std::vector<std::string> names = {"scalar", "avx2", "avxvnni", "avx512"};
+    return names;
+}
+
+std::vector<InstalledBackend> installed_backends(const std::string &dir) {
+    std::vector<InstalledBackend> out;
+    for (const auto &entry : std::filesystem::directory_iterator(dir)) {
+        if (entry.path().extension() != ".manifest") continue;
+        InstalledBackend b;
+        std::ifstream in(entry.path());
+        for (std::string line; std::getline(in, line);) {
+            std::istringstream words(line);
+            std::string key;
+            words >> key;
+            if (key == "name") words >> b.name;
+            if (key == "priority") words >> b.priority;
+            if (key == "module") words >> b.module;
+            if (key == "requires")
+                for (std::string f; words >> f;) b.requires_features.push_back(f);
+        }
+        out.push_back(b);
+    }
+    return out;
+}
+
+std::set<std::string> cpu_flags() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("flags", 0) != 0) continue;
+        std::istringstream words(line.substr(line.find(':') + 1));
+        std::set<std::string> flags;
+        for (std::string f; words >> f;) flags.insert(f);
+        return flags;
+    }
+    return {};
+}
+
+std::vector<std::string> missing_features(const InstalledBackend &b) {
+    const std::set<std::string> have = cpu_flags();
+    std::vector<std::string> missing;
+    for (const std::string &f : b.requires_features)
+        if (!have.count(f)) missing.push_back(f);
+    return missing;
+}
+
+std::string best_usable_backend(const std::string &dir) {
+    const InstalledBackend *best = nullptr;
+    const std::vector<InstalledBackend> all = installed_backends(dir);
+    for (const InstalledBackend &b : all)
+        if (missing_features(b).empty() && (!best || b.priority > best->priority)) best = &b;
+    return best ? best->name : "";
+}
+
+const InstalledBackend *find_backend(const std::vector<InstalledBackend> &all, const std::string &name) {
+    for (const InstalledBackend &b : all)
+        if (b.name == name) return &b;
+    return nullptr;
+}
+
+}  // namespace memra::tests

@@ -1,0 +1,182 @@
+// Backend selection through the environment (CONTRACT.md, "Environment"), each case in its own
+// process running memra-abi-client (the library reads its environment once, at load). The
+// expectations come from backend_inventory (the manifests installed and /proc/cpuinfo), so the
+// suite holds on any CPU and with any set of plugins built.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "backend_inventory.h"
+#include "formats.h"
+#include "subprocess.h"
+
+namespace memra::tests {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitNoBackend = 10 + 5;  // memra-abi-client: 10 + MEMRA_STATUS_NO_BACKEND
+
+ProcessResult run_client(const std::map<std::string, std::string> &env,
+                         const std::string &library = MEMRA_TEST_LIBRARY) {
+    return run_process({MEMRA_TEST_ABI_CLIENT, library}, env);
+}
+
+std::string describe_of(const ProcessResult &r) {
+    const std::string tag = "describe: ";
+    const size_t at = r.out.find(tag);
+    if (at == std::string::npos) return "";
+    return r.out.substr(at + tag.size(), r.out.find('\n', at) - at - tag.size());
+}
+
+std::string show(const ProcessResult &r) {
+    return "exit " + std::to_string(r.exit_code) + " signal " + std::to_string(r.signal) +
+           "\nstdout:\n" + r.out + "stderr:\n" + r.err;
+}
+
+// Text a person reads in a log: printable ASCII, no control or binary bytes.
+bool printable(const std::string &s) {
+    return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+// A usable configuration: both calls pass and the describe line names the backend, how it was
+// chosen, and every qtype it serves.
+void expect_serves(const ProcessResult &r, const std::string &backend, const std::string &how) {
+    ASSERT_EQ(r.exit_code, 0) << show(r);
+    const std::string line = describe_of(r);
+    EXPECT_TRUE(printable(line)) << line;
+    EXPECT_EQ(line.rfind("memra-cpu-experts: backend " + backend + " (" + how + ")", 0), 0u) << line;
+    for (int32_t q : testkit::all_qtypes())
+        EXPECT_NE(line.find(testkit::qtype_name(q)), std::string::npos) << "no " << testkit::qtype_name(q) << " in: " << line;
+}
+
+// An unusable configuration: every call fails with status 5 (never a crash), the describe line
+// says why, and the failure message contains each of `mentions`.
+void expect_unusable(const ProcessResult &r, const std::vector<std::string> &mentions) {
+    ASSERT_EQ(r.signal, 0) << show(r);
+    ASSERT_EQ(r.exit_code, kExitNoBackend) << show(r);
+    EXPECT_EQ(describe_of(r).rfind("memra-cpu-experts: unusable: ", 0), 0u) << show(r);
+    const std::string failure = r.out.substr(r.out.find("token: status 5"));
+    for (const std::string &m : mentions) EXPECT_NE(failure.find(m), std::string::npos) << "no '" << m << "' in: " << failure;
+}
+
+// A fresh empty directory, removed again at the end of the test.
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        char templ[] = "/tmp/memra-selection-XXXXXX";
+        path = mkdtemp(templ);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+TEST(PluginSelection, AutoPicksTheBestUsableBackend) {
+    const std::string best = best_usable_backend(MEMRA_TEST_BACKEND_DIR);
+    ASSERT_FALSE(best.empty()) << "no usable plugin in " << MEMRA_TEST_BACKEND_DIR;
+    // Unset, empty and "auto" all mean auto.
+    expect_serves(run_client({}), best, "auto");
+    expect_serves(run_client({{"MEMRA_CPU_EXPERT_BACKEND", ""}}), best, "auto");
+    expect_serves(run_client({{"MEMRA_CPU_EXPERT_BACKEND", "auto"}}), best, "auto");
+}
+
+class ForcedBackend : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ForcedBackend, RunsIfInstalledAndSupportedElseStatus5) {
+    const std::string name = GetParam();
+    const ProcessResult r = run_client({{"MEMRA_CPU_EXPERT_BACKEND", name}});
+    const std::vector<InstalledBackend> installed = installed_backends(MEMRA_TEST_BACKEND_DIR);
+    const InstalledBackend *b = find_backend(installed, name);
+    if (!b) {
+        SCOPED_TRACE(name + " is not installed");
+        expect_unusable(r, {"MEMRA_CPU_EXPERT_BACKEND", name});
+    } else if (const std::vector<std::string> missing = missing_features(*b); !missing.empty()) {
+        SCOPED_TRACE(name + " needs " + missing.front() + ", which this CPU lacks");
+        expect_unusable(r, {"MEMRA_CPU_EXPERT_BACKEND", name, missing.front()});
+    } else {
+        expect_serves(r, name, "forced by MEMRA_CPU_EXPERT_BACKEND");
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(PluginSelection, ForcedBackend, ::testing::ValuesIn(backend_names()),
+                         [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
+
+TEST(PluginSelection, UnknownBackendNameListsTheValidOnes) {
+    std::vector<std::string> mentions = {"MEMRA_CPU_EXPERT_BACKEND", "avx9"};
+    for (const std::string &n : backend_names()) mentions.push_back(n);
+    expect_unusable(run_client({{"MEMRA_CPU_EXPERT_BACKEND", "avx9"}}), mentions);
+}
+
+TEST(PluginSelection, PluginDirThatDoesNotExistIsReported) {
+    expect_unusable(run_client({{"MEMRA_CPU_EXPERT_PLUGIN_DIR", "/nonexistent/memra"}}),
+                    {"MEMRA_CPU_EXPERT_PLUGIN_DIR", "/nonexistent/memra"});
+}
+
+TEST(PluginSelection, PluginDirThatIsAFileIsReported) {
+    TempDir dir;
+    const fs::path file = dir.path / "not-a-directory";
+    std::ofstream(file) << "x";
+    expect_unusable(run_client({{"MEMRA_CPU_EXPERT_PLUGIN_DIR", file.string()}}),
+                    {"MEMRA_CPU_EXPERT_PLUGIN_DIR", file.string()});
+}
+
+TEST(PluginSelection, EmptyPluginDirFallsBackToTheLibrarysOwnLayout) {
+    TempDir dir;
+    expect_serves(run_client({{"MEMRA_CPU_EXPERT_PLUGIN_DIR", dir.path.string()}}),
+                  best_usable_backend(MEMRA_TEST_BACKEND_DIR), "auto");
+}
+
+// The library copied alone: no plugin beside it and none elsewhere: status 5, no crash.
+TEST(PluginSelection, LibraryWithoutAnyPluginIsUnusable) {
+    TempDir dir;
+    const fs::path lib = dir.path / "libmemra-cpu-experts.so.2";
+    fs::copy_file(MEMRA_TEST_LIBRARY, lib);
+    expect_unusable(run_client({}, lib.string()), {});
+}
+
+// ... and MEMRA_CPU_EXPERT_PLUGIN_DIR is searched first, so it makes that copy usable again.
+TEST(PluginSelection, PluginDirIsSearched) {
+    TempDir dir;
+    const fs::path lib = dir.path / "libmemra-cpu-experts.so.2";
+    fs::copy_file(MEMRA_TEST_LIBRARY, lib);
+    expect_serves(run_client({{"MEMRA_CPU_EXPERT_PLUGIN_DIR", MEMRA_TEST_BACKEND_DIR}}, lib.string()),
+                  best_usable_backend(MEMRA_TEST_BACKEND_DIR), "auto");
+}
+
+// Only memra-backend-*.manifest files are manifests: the library says nothing about the other
+// entries of a plugin directory (., .., the modules, a stray file).
+TEST(PluginSelection, OnlyManifestFilesAreRead) {
+    TempDir dir;
+    for (const InstalledBackend &b : installed_backends(MEMRA_TEST_BACKEND_DIR)) {
+        fs::copy_file(fs::path(MEMRA_TEST_BACKEND_DIR) / ("memra-backend-" + b.name + ".manifest"),
+                      dir.path / ("memra-backend-" + b.name + ".manifest"));
+        fs::copy_file(fs::path(MEMRA_TEST_BACKEND_DIR) / b.module, dir.path / b.module);
+    }
+    std::ofstream(dir.path / "README") << "not a manifest\n";
+    fs::create_directory(dir.path / "old");
+    const ProcessResult r = run_client({{"MEMRA_CPU_EXPERT_PLUGIN_DIR", dir.path.string()}});
+    expect_serves(r, best_usable_backend(MEMRA_TEST_BACKEND_DIR), "auto");
+    const std::string line = describe_of(r);
+    for (const char *entry : {"/README", "/old", "/.", ".so:"})
+        EXPECT_EQ(line.find(dir.path.string() + entry), std::string::npos) << "mentions " << entry << ": " << line;
+}
+
+TEST(PluginSelection, LogPrintsOneLineAtLoad) {
+    const ProcessResult r = run_client({{"MEMRA_CPU_EXPERT_LOG", "1"}});
+    ASSERT_EQ(r.exit_code, 0) << show(r);
+    ASSERT_FALSE(r.err.empty()) << "MEMRA_CPU_EXPERT_LOG=1 printed nothing";
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.back(), '\n') << r.err;
+    EXPECT_TRUE(printable(r.err.substr(0, r.err.size() - 1))) << r.err;
+    EXPECT_NE(r.err.find(best_usable_backend(MEMRA_TEST_BACKEND_DIR)), std::string::npos) << r.err;
+}
+
+TEST(PluginSelection, NoLogPrintsNothing) {
+    const ProcessResult r = run_client({});
+    ASSERT_EQ(r.exit_code, 0) << show(r);
+    EXPECT_EQ(r.err, "");
+}
+
+}  // namespace
+}  // namespace memra::tests
