@@ -46,6 +46,7 @@ void check_rejection(const FailingCall &call, const Rejection &expected,
     ASSERT_EQ(call(full, sizeof full), expected.status) << "message: " << std::string(full, strnlen(full, sizeof full));
     ASSERT_NE(std::memchr(full, '\0', sizeof full), nullptr) << "message not NUL-terminated";
     const std::string message = full;
+    ::testing::Test::RecordProperty("message", message);  // in --gtest_output=xml, for review
     expect_unchanged(before, watched, "by the rejected call");
     EXPECT_FALSE(message.empty()) << "a failure must say why";
     const std::string low = lower(message);
