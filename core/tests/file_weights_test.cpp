@@ -1,0 +1,132 @@
+// Weights read from a file (CONTRACT.md, "Weights from a file"): the same numbers as from memory,
+// the caller's fd left as it was, and read failures reported as status 3.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "lib_call.h"
+#include "rejection.h"
+
+namespace memra::tests {
+namespace {
+
+// An unlinked temporary file holding every projection of a problem at deliberately unaligned
+// offsets, and the descriptors rewritten to point into it.
+class WeightsFile {
+public:
+    explicit WeightsFile(std::vector<CpuExpertV2> &experts) {
+        char name[] = "/tmp/memra-weights-XXXXXX";
+        fd_ = mkstemp(name);
+        unlink(name);
+        uint64_t offset = 13;  // nothing in the contract aligns file_offset
+        for (CpuExpertV2 &e : experts)
+            for (CpuProjectionV2 *p : {&e.gate, &e.up, &e.down}) {
+                EXPECT_EQ(pwrite(fd_, p->weights, p->byte_len, off_t(offset)), ssize_t(p->byte_len));
+                p->weights = nullptr;
+                p->file_fd = fd_;
+                p->file_offset = offset;
+                size_ = offset + p->byte_len;
+                offset = size_ + 4099;
+            }
+        lseek(fd_, 7, SEEK_SET);  // the caller's own position, which the library must not move
+    }
+    ~WeightsFile() { close(fd_); }
+    int fd() const { return fd_; }
+    uint64_t size() const { return size_; }  // where the last projection ends
+
+private:
+    int fd_ = -1;
+    uint64_t size_ = 0;
+};
+
+testkit::TokenProblem mixed_problem() {
+    return testkit::make_token_problem(
+        {testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f},
+         testkit::ExpertSpec{MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_BF16, MEMRA_QTYPE_NVFP4, 1, 1, 1, -0.4f}},
+        512, 256, 61);
+}
+
+TEST(FileWeights, SameResultsAsFromMemoryAndTheFdIsLeftAlone) {
+    const testkit::TokenProblem p = mixed_problem();
+    const std::vector<float> from_memory = run_token(p, 2);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors();
+    WeightsFile file(experts);
+    for (int call = 0; call < 2; ++call) {  // the second may be served from the cache
+        std::vector<float> out(512);
+        const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 2);
+        ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
+        EXPECT_EQ(std::memcmp(out.data(), from_memory.data(), out.size() * sizeof(float)), 0) << "call " << call;
+    }
+    // Rows too, through the first expert.
+    const testkit::RowsProblem rows = testkit::make_rows_problem(
+        testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K}, 4, 512, 256, 62);
+    const std::vector<float> rows_memory = run_rows(rows, 2);
+    std::vector<CpuExpertV2> rows_experts = rows.experts.descriptors();
+    WeightsFile rows_file(rows_experts);
+    std::vector<float> rows_out(4 * 512);
+    const CallResult r = call_rows(rows_experts.data(), rows.inputs.data(), 4, rows.route_weights.data(), rows_out.data(), 2);
+    ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
+    EXPECT_EQ(std::memcmp(rows_out.data(), rows_memory.data(), rows_out.size() * sizeof(float)), 0);
+
+    EXPECT_EQ(lseek(file.fd(), 0, SEEK_CUR), 7) << "the caller's file offset moved";
+    EXPECT_NE(fcntl(file.fd(), F_GETFD), -1) << "the caller's fd was closed";
+}
+
+// `weights` is not read when file_fd >= 0: a pointer that would fault if dereferenced.
+TEST(FileWeights, WeightsPointerIsIgnored) {
+    const testkit::TokenProblem p = mixed_problem();
+    const std::vector<float> from_memory = run_token(p, 1);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors();
+    WeightsFile file(experts);
+    for (CpuExpertV2 &e : experts) e.gate.weights = reinterpret_cast<const uint8_t *>(uintptr_t(16));
+    std::vector<float> out(512);
+    const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 1);
+    ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
+    EXPECT_EQ(std::memcmp(out.data(), from_memory.data(), out.size() * sizeof(float)), 0);
+}
+
+struct IoCase {
+    const char *name;
+    void (*breakage)(CpuProjectionV2 &down, const WeightsFile &file);
+    const char *errno_text;  // strerror text the message must carry, or nullptr
+};
+
+class ReadFailure : public ::testing::TestWithParam<IoCase> {};
+
+TEST_P(ReadFailure, IsStatus3AndTheLibraryStaysUsable) {
+    const testkit::TokenProblem p = mixed_problem();
+    std::vector<CpuExpertV2> experts = p.experts.descriptors();
+    WeightsFile file(experts);
+    CpuProjectionV2 &down = experts[1].down;
+    GetParam().breakage(down, file);
+    // The message names the read: its offset and length, and the errno text where there is one.
+    std::vector<std::string> mentions = {std::to_string(down.file_offset), std::to_string(down.byte_len)};
+    if (GetParam().errno_text) mentions.emplace_back(GetParam().errno_text);
+    std::vector<float> out(512 + 16, -7.0f);
+    check_rejection(
+        [&](char *error, size_t len) {
+            return memra_cpu_moe_token_v2(experts.data(), 2, p.input.data(), out.data(), 2, error, len);
+        },
+        Rejection{MEMRA_STATUS_IO_ERROR, mentions, -1},
+        {{out.data(), out.size() * sizeof(float)}, {p.input.data(), p.input.size() * sizeof(float)}});
+    std::vector<float> good(512);
+    EXPECT_EQ(call_token(p.experts.data(), 2, p.input.data(), good.data(), 2).status, MEMRA_STATUS_OK);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    FileWeights, ReadFailure,
+    ::testing::Values(
+        // Starts beyond the end of the file.
+        IoCase{"PastEndOfFile", [](CpuProjectionV2 &d, const WeightsFile &f) { d.file_offset = f.size() + 1000000; }, nullptr},
+        // Starts inside the file but runs past its end: a short read that never completes.
+        IoCase{"RunsPastEndOfFile", [](CpuProjectionV2 &d, const WeightsFile &f) { d.file_offset = f.size() - 100; }, nullptr},
+        // A descriptor number that is not open.
+        IoCase{"BadFd", [](CpuProjectionV2 &d, const WeightsFile &) { d.file_fd = 1000000; }, "bad file descriptor"}),
+    [](const ::testing::TestParamInfo<IoCase> &info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace memra::tests
