@@ -8,6 +8,7 @@
 #include "accuracy.h"
 #include "formats.h"
 #include "lib_call.h"
+#include "param_names.h"
 
 namespace memra::tests {
 namespace {
@@ -64,9 +65,7 @@ TEST_P(EveryFormat, Rows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Accuracy, EveryFormat, ::testing::ValuesIn(testkit::all_qtypes()),
-                         [](const ::testing::TestParamInfo<int32_t> &info) {
-                             return testkit::qtype_name(info.param);
-                         });
+                         qtype_param_name);
 
 // Experts that mix formats across their projections (and so activation formats: x is rounded
 // differently for gate and up when their formats pair with different activations).
@@ -122,9 +121,7 @@ TEST_P(MixedFormats, RowsOfEachExpert) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Accuracy, MixedFormats, ::testing::ValuesIn(mixed_cases()),
-                         [](const ::testing::TestParamInfo<MixedCase> &info) {
-                             return std::string(info.param.name);
-                         });
+                         case_param_name<MixedCase>);
 
 // A rows call is the token call's y per row: for one expert and one row, the token call with
 // route weight w and the rows call with route weight w give the same numbers (both are held to

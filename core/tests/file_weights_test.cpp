@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <string>
 
 #include "lib_call.h"
+#include "param_names.h"
 #include "rejection.h"
 
 namespace memra::tests {
@@ -59,7 +59,7 @@ TEST(FileWeights, SameResultsAsFromMemoryAndTheFdIsLeftAlone) {
         std::vector<float> out(512);
         const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 2);
         ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
-        EXPECT_EQ(std::memcmp(out.data(), from_memory.data(), out.size() * sizeof(float)), 0) << "call " << call;
+        EXPECT_TRUE(same_bits(out, from_memory)) << "call " << call;
     }
     // Rows too, through the first expert.
     const testkit::RowsProblem rows = testkit::make_rows_problem(
@@ -70,7 +70,7 @@ TEST(FileWeights, SameResultsAsFromMemoryAndTheFdIsLeftAlone) {
     std::vector<float> rows_out(4 * 512);
     const CallResult r = call_rows(rows_experts.data(), rows.inputs.data(), 4, rows.route_weights.data(), rows_out.data(), 2);
     ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
-    EXPECT_EQ(std::memcmp(rows_out.data(), rows_memory.data(), rows_out.size() * sizeof(float)), 0);
+    EXPECT_TRUE(same_bits(rows_out, rows_memory));
 
     EXPECT_EQ(lseek(file.fd(), 0, SEEK_CUR), 7) << "the caller's file offset moved";
     EXPECT_NE(fcntl(file.fd(), F_GETFD), -1) << "the caller's fd was closed";
@@ -86,7 +86,7 @@ TEST(FileWeights, WeightsPointerIsIgnored) {
     std::vector<float> out(512);
     const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 1);
     ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
-    EXPECT_EQ(std::memcmp(out.data(), from_memory.data(), out.size() * sizeof(float)), 0);
+    EXPECT_TRUE(same_bits(out, from_memory));
 }
 
 struct IoCase {
@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(
         IoCase{"RunsPastEndOfFile", [](CpuProjectionV2 &d, const WeightsFile &f) { d.file_offset = f.size() - 100; }, nullptr},
         // A descriptor number that is not open.
         IoCase{"BadFd", [](CpuProjectionV2 &d, const WeightsFile &) { d.file_fd = 1000000; }, "bad file descriptor"}),
-    [](const ::testing::TestParamInfo<IoCase> &info) { return std::string(info.param.name); });
+    case_param_name<IoCase>);
 
 }  // namespace
 }  // namespace memra::tests

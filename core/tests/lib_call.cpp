@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <limits>
 
 namespace memra::tests {
@@ -49,6 +50,10 @@ std::vector<float> run_rows(const testkit::RowsProblem &p, int32_t threads) {
                                    p.route_weights.data(), out.data(), threads);
     EXPECT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
     return out;
+}
+
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 std::string describe_line() {

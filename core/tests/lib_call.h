@@ -26,6 +26,9 @@ CallResult call_rows(const CpuExpertV2 *expert, const float *inputs, int32_t row
 std::vector<float> run_token(const testkit::TokenProblem &p, int32_t threads);
 std::vector<float> run_rows(const testkit::RowsProblem &p, int32_t threads);
 
+// Bit-identical (memcmp): the determinism the contract promises, +-0 and NaN payloads included.
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b);
+
 // The describe line of the library in this process.
 std::string describe_line();
 

@@ -7,6 +7,7 @@
 
 #include "accuracy.h"
 #include "formats.h"
+#include "param_names.h"
 #include "problems.h"
 #include "synthetic_weights.h"
 
@@ -73,9 +74,7 @@ TEST_P(EveryFormat, NoiseModelPredictsTheActivationRoundingError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Testkit, EveryFormat, ::testing::ValuesIn(testkit::all_qtypes()),
-                         [](const ::testing::TestParamInfo<int32_t> &info) {
-                             return testkit::qtype_name(info.param);
-                         });
+                         qtype_param_name);
 
 // The references themselves pass their own judgement, and a wrong result fails it.
 TEST(Testkit, JudgeAcceptsTheReferenceAndRejectsAPerturbation) {

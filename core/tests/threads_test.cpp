@@ -2,11 +2,11 @@
 // value, between repeated calls, and when several engine threads call at once.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <thread>
 
 #include "formats.h"
 #include "lib_call.h"
+#include "param_names.h"
 
 namespace memra::tests {
 namespace {
@@ -15,10 +15,6 @@ using testkit::ExpertSpec;
 
 constexpr int32_t kEmbd = 512;
 constexpr int32_t kFf = 256;
-
-bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 // Formats whose kernels differ the most in structure: 32-blocks, 256-blocks with mins, IQ grids,
 // 64-blocks, plain floats; and a mix.
@@ -48,9 +44,7 @@ TEST_P(EveryFormat, RowsAreIdenticalForAnyThreadCount) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, EveryFormat, ::testing::ValuesIn(testkit::all_qtypes()),
-                         [](const ::testing::TestParamInfo<int32_t> &info) {
-                             return testkit::qtype_name(info.param);
-                         });
+                         qtype_param_name);
 
 // Row counts around the library's likely tile sizes, with mixed formats.
 TEST(Threads, RowsOfEverySizeAreIdenticalForAnyThreadCount) {

@@ -10,6 +10,7 @@
 
 #include "formats.h"
 #include "lib_call.h"
+#include "param_names.h"
 #include "rejection.h"
 #include "synthetic_weights.h"
 
@@ -51,8 +52,6 @@ struct InvalidCase {
     Breakage breakage;
     Rejection expected;
 };
-
-std::string case_name(const ::testing::TestParamInfo<InvalidCase> &info) { return info.param.name; }
 
 // Breakages shared by both calls: one field of one projection of one expert.
 Breakage set_qtype(int32_t expert, CpuProjectionV2 CpuExpertV2::*proj, int32_t qtype) {
@@ -224,7 +223,7 @@ TEST_P(InvalidToken, IsRejectedAndLibraryStaysUsable) {
     expect_finite(good, kEmbd);
 }
 
-INSTANTIATE_TEST_SUITE_P(Validation, InvalidToken, ::testing::ValuesIn(token_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Validation, InvalidToken, ::testing::ValuesIn(token_cases()), case_param_name<InvalidCase>);
 
 class InvalidRows : public ::testing::TestWithParam<InvalidCase> {};
 
@@ -246,7 +245,7 @@ TEST_P(InvalidRows, IsRejectedAndLibraryStaysUsable) {
     expect_finite(good, good.size());
 }
 
-INSTANTIATE_TEST_SUITE_P(Validation, InvalidRows, ::testing::ValuesIn(rows_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Validation, InvalidRows, ::testing::ValuesIn(rows_cases()), case_param_name<InvalidCase>);
 
 // The edges of the valid ranges are accepted: one expert, 1 and 64 rows, one thread, a thread
 // count far above anything useful (clamped, not refused), zero and negative scales.
