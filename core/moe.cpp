@@ -93,28 +93,36 @@ Projection plan_projection(const BackendRegistry &registry, const CpuProjectionV
 
 // File-backed projections are read (positioned reads) into a per-thread buffer for this call.
 // The byte-budget cache and prefetch replace this streaming path for repeated experts.
-void read_file_weights(const CpuExpertV2 *experts, int32_t count, std::vector<ExpertPlan> &plans,
-                       AlignedBuffer &buffer) {
-    size_t total = 0;
+// `single` is the rows call's one expert, named without an index in messages.
+void read_file_weights(const CpuExpertV2 *experts, int32_t count, bool single,
+                       std::vector<ExpertPlan> &plans, AlignedBuffer &buffer) {
+    static const char *const kNames[3] = {"gate", "up", "down"};
     auto each_file_projection = [&](auto &&fn) {
         for (int32_t i = 0; i < count; ++i) {
             const CpuProjectionV2 *src[3] = {&experts[i].gate, &experts[i].up, &experts[i].down};
             Projection *dst[3] = {&plans[i].gate, &plans[i].up, &plans[i].down};
             for (int j = 0; j < 3; ++j)
-                if (src[j]->file_fd >= 0) fn(*src[j], *dst[j]);
+                if (src[j]->file_fd >= 0) fn(i, kNames[j], *src[j], *dst[j]);
         }
     };
-    each_file_projection([&](const CpuProjectionV2 &p, Projection &) { total += (p.byte_len + 63) & ~size_t{63}; });
+    auto padded = [](size_t bytes) { return (bytes + 63) & ~size_t{63}; };
+    size_t total = 0;
+    each_file_projection([&](int32_t, const char *, const CpuProjectionV2 &p, Projection &) { total += padded(p.byte_len); });
     if (total == 0) return;
     uint8_t *base = buffer.reserve(total);
     size_t offset = 0;
     StopWatch io;
-    each_file_projection([&](const CpuProjectionV2 &p, Projection &plan) {
-        read_exact(p.file_fd, p.file_offset, p.byte_len, base + offset);
+    each_file_projection([&](int32_t i, const char *name, const CpuProjectionV2 &p, Projection &plan) {
+        try {
+            read_exact(p.file_fd, p.file_offset, p.byte_len, base + offset);
+        } catch (const Error &e) {
+            const std::string expert = single ? "expert" : "expert " + std::to_string(i);
+            fail(e.status(), expert + " " + name + ": " + e.what());
+        }
         stats().cache_misses.fetch_add(1, std::memory_order_relaxed);
         stats().read_bytes.fetch_add(p.byte_len, std::memory_order_relaxed);
         plan.weights = base + offset;
-        offset += (p.byte_len + 63) & ~size_t{63};
+        offset += padded(p.byte_len);
     });
     io.lap_into(stats().io_ns);
 }
@@ -173,7 +181,7 @@ void moe_token(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
         if (x.needed[f]) x.offset[f] = layout.add(memra_act_row_bytes(f, n_in));
 
     uint8_t *base = ws.scratch.reserve(layout.total());
-    read_file_weights(experts, count, ws.experts, ws.file_weights);
+    read_file_weights(experts, count, false, ws.experts, ws.file_weights);
     for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
         if (x.needed[f]) registry.quantizer_for(f)(input, n_in, base + x.offset[f]);
 
@@ -266,7 +274,7 @@ void expert_rows(const BackendRegistry &registry, const CpuExpertV2 &expert, con
     e.down_out = layout.add(m * static_cast<size_t>(n_out) * sizeof(float));
 
     uint8_t *base = ws.scratch.reserve(layout.total());
-    read_file_weights(&expert, 1, ws.experts, ws.file_weights);
+    read_file_weights(&expert, 1, true, ws.experts, ws.file_weights);
     for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
         if (x.needed[f])
             for (size_t r = 0; r < m; ++r)

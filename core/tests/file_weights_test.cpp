@@ -103,8 +103,10 @@ TEST_P(ReadFailure, IsStatus3AndTheLibraryStaysUsable) {
     WeightsFile file(experts);
     CpuProjectionV2 &down = experts[1].down;
     GetParam().breakage(down, file);
-    // The message names the read: its offset and length, and the errno text where there is one.
-    std::vector<std::string> mentions = {std::to_string(down.file_offset), std::to_string(down.byte_len)};
+    // The message names the projection and the read: its offset and length, and the errno text
+    // where there is one.
+    std::vector<std::string> mentions = {"expert 1 down", std::to_string(down.file_offset),
+                                         std::to_string(down.byte_len)};
     if (GetParam().errno_text) mentions.emplace_back(GetParam().errno_text);
     std::vector<float> out(512 + 16, -7.0f);
     check_rejection(

@@ -102,6 +102,40 @@ TEST_P(ForcedBackend, RunsIfInstalledAndSupportedElseStatus5) {
 INSTANTIATE_TEST_SUITE_P(PluginSelection, ForcedBackend, ::testing::ValuesIn(backend_names()),
                          [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
+// A CPU that lacks what a plugin needs, simulated on any CPU: MEMRA_CPU_EXPERT_DISABLE_FEATURES
+// hides features from the selection. Forcing a plugin that needs a hidden feature is status 5
+// naming the feature, and the plugin is never loaded (so it cannot SIGILL).
+TEST(PluginSelection, ForcedBackendTheCpuCannotRunIsStatus5) {
+    for (const InstalledBackend &b : installed_backends(MEMRA_TEST_BACKEND_DIR)) {
+        ASSERT_FALSE(b.requires_features.empty()) << b.name << " declares no requirement";
+        const std::string hidden = b.requires_features.front();
+        SCOPED_TRACE(b.name + " with " + hidden + " hidden");
+        expect_unusable(run_client({{"MEMRA_CPU_EXPERT_BACKEND", b.name},
+                                    {"MEMRA_CPU_EXPERT_DISABLE_FEATURES", hidden}}),
+                        {"MEMRA_CPU_EXPERT_BACKEND", b.name, "cpu lacks", hidden});
+    }
+}
+
+// Under auto, hiding everything but the x86-64 baseline leaves exactly the scalar backend.
+TEST(PluginSelection, AutoOnABaselineCpuPicksScalar) {
+    expect_serves(run_client({{"MEMRA_CPU_EXPERT_DISABLE_FEATURES",
+                               "avx,avx2,fma,f16c,avx_vnni,avx512f,avx512bw,avx512dq,avx512vl,"
+                               "avx512_vnni,avx512_bf16"}}),
+                  "scalar", "auto");
+}
+
+TEST(PluginSelection, UnknownDisabledFeatureIsReported) {
+    expect_unusable(run_client({{"MEMRA_CPU_EXPERT_DISABLE_FEATURES", "avx2,sse9"}}),
+                    {"MEMRA_CPU_EXPERT_DISABLE_FEATURES", "sse9"});
+}
+
+// A log value other than 0 or 1 is reported on stderr, not ignored; computing still works.
+TEST(PluginSelection, BadLogValueIsReported) {
+    const ProcessResult r = run_client({{"MEMRA_CPU_EXPERT_LOG", "yes"}});
+    ASSERT_EQ(r.exit_code, 0) << show(r);
+    EXPECT_NE(r.err.find("MEMRA_CPU_EXPERT_LOG='yes'"), std::string::npos) << r.err;
+}
+
 TEST(PluginSelection, UnknownBackendNameListsTheValidOnes) {
     std::vector<std::string> mentions = {"MEMRA_CPU_EXPERT_BACKEND", "avx9"};
     for (const std::string &n : backend_names()) mentions.push_back(n);
