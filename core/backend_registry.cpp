@@ -11,7 +11,7 @@ const BackendRegistry &BackendRegistry::instance() {
     // Deliberately never destroyed: engine threads may still be computing while the process
     // exits, and unloading plugins under them would crash what should be a clean exit.
     static const BackendRegistry *registry = [] {
-        auto *r = new BackendRegistry(read_settings(), detect_cpu_features());
+        auto *r = new BackendRegistry(read_settings(), detect_cpu_features(), default_backend_dir());
         for (const std::string &w : r->settings().warnings)
             std::fprintf(stderr, "memra-cpu-experts: %s\n", w.c_str());
         if (r->settings().log) std::fprintf(stderr, "%s\n", r->describe().c_str());
@@ -20,7 +20,8 @@ const BackendRegistry &BackendRegistry::instance() {
     return *registry;
 }
 
-BackendRegistry::BackendRegistry(Settings settings, const CpuFeatures &cpu)
+BackendRegistry::BackendRegistry(Settings settings, const CpuFeatures &cpu,
+                                 std::string library_backend_dir)
     : settings_(std::move(settings)) {
     usable_features_ = cpu.usable & ~settings_.disabled_features;
     if (!settings_.problems.empty()) {
@@ -28,7 +29,7 @@ BackendRegistry::BackendRegistry(Settings settings, const CpuFeatures &cpu)
         return;
     }
     if (!settings_.plugin_dir.empty()) search_dirs_.push_back(settings_.plugin_dir);
-    search_dirs_.push_back(default_backend_dir());
+    search_dirs_.push_back(std::move(library_backend_dir));
     plugins_ = load_plugins(search_dirs_, usable_features_);
     select();
 }

@@ -27,7 +27,9 @@ public:
     // The registry of this process (created on first use; the core library's load triggers it).
     static const BackendRegistry &instance();
 
-    BackendRegistry(Settings settings, const CpuFeatures &cpu);
+    // `library_backend_dir`: the directory beside the core library (default_backend_dir() for
+    // the library itself; a tool inspecting an installed library passes that library's).
+    BackendRegistry(Settings settings, const CpuFeatures &cpu, std::string library_backend_dir);
 
     bool usable() const { return unusable_reason_.empty(); }
     const std::string &unusable_reason() const { return unusable_reason_; }

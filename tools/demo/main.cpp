@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
         std::cout << opts;
         return 0;
     }
-    if (lib.empty()) lib = memra::demo::default_library_path();
+    if (lib.empty()) lib = memra::tools::default_library_path();
 
     memra_testkit_abi abi;
     char error[1024] = "";

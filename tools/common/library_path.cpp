@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-namespace memra::demo {
+namespace memra::tools {
 namespace {
 
 std::filesystem::path executable_dir() {
@@ -18,12 +18,12 @@ std::string default_library_path() {
     if (const char *env = std::getenv("MEMRA_CPU_EXPERT_LIB"); env && *env) return env;
     const std::filesystem::path dir = executable_dir();
     if (!dir.empty()) {
-        for (const char *rel : {MEMRA_DEMO_BUILD_REL, MEMRA_DEMO_INSTALL_REL}) {
-            const std::filesystem::path candidate = dir / rel / MEMRA_DEMO_LIB_NAME;
+        for (const char *rel : {MEMRA_TOOLS_BUILD_REL, MEMRA_TOOLS_INSTALL_REL}) {
+            const std::filesystem::path candidate = dir / rel / MEMRA_TOOLS_LIB_NAME;
             if (std::filesystem::exists(candidate)) return candidate.lexically_normal().string();
         }
     }
-    return MEMRA_DEMO_LIB_NAME;
+    return MEMRA_TOOLS_LIB_NAME;
 }
 
-}  // namespace memra::demo
+}  // namespace memra::tools

@@ -1,0 +1,176 @@
+// memra-cpu-info: what this CPU will use. Shows the CPU and the features CPUID/XGETBV report,
+// every backend plugin found beside the library (its requirements, and usable or why not), the
+// backend `auto` picks, which plugin serves each format, and whether an environment variable
+// changes that choice. The same selection code as the library runs here, on the library's own
+// plugin directory; the library's own describe line is printed beside it as a cross-check.
+#include <dlfcn.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "backend_registry.h"
+#include "cpu_features.h"
+#include "json_writer.h"
+#include "library_path.h"
+#include "memra/qtypes.h"
+
+namespace po = boost::program_options;
+
+namespace {
+
+struct Library {
+    std::string path;         // as resolved by the dynamic linker
+    std::string backend_dir;  // where it looks for plugins beside itself
+    std::string describe;     // its own one-line report
+};
+
+// Loads the library as the engine does and asks it where it lives and what it chose.
+bool open_library(const std::string &requested, Library &lib, std::string &error) {
+    void *handle = dlopen(requested.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        error = dlerror();
+        return false;
+    }
+    void *symbol = dlsym(handle, "memra_cpu_experts_abi_version");
+    auto describe = reinterpret_cast<size_t (*)(char *, size_t)>(dlsym(handle, "memra_cpu_experts_describe"));
+    Dl_info info{};
+    if (!symbol || !describe || !dladdr(symbol, &info) || !info.dli_fname) {
+        error = requested + " is not a memra-cpu-experts library";
+        return false;
+    }
+    lib.path = info.dli_fname;
+    lib.backend_dir = lib.path.substr(0, lib.path.find_last_of('/') + 1) + MEMRA_BACKEND_SUBDIR;
+    std::string line(describe(nullptr, 0) + 1, '\0');
+    describe(line.data(), line.size());
+    line.resize(line.size() - 1);
+    lib.describe = line;
+    return true;
+}
+
+std::string backend_for(const memra::BackendRegistry &r, int32_t qtype) {
+    const memra::KernelChoice c = r.kernel_for(qtype);
+    return c.backend ? c.backend->name : "none";
+}
+
+// What the environment changed compared with no MEMRA_CPU_EXPERT_* variable at all.
+std::string environment_effect(const memra::BackendRegistry &with_env, const memra::BackendRegistry &without) {
+    if (!with_env.usable()) return "the environment makes the library unusable: " + with_env.unusable_reason();
+    std::string diff;
+    for (const memra_qtype_info &q : memra_qtype_table) {
+        const std::string a = backend_for(with_env, q.id), b = backend_for(without, q.id);
+        if (a != b) diff += std::string(diff.empty() ? "" : ", ") + q.name + " " + b + " -> " + a;
+    }
+    return diff.empty() ? "" : "the environment changes the choice: " + diff;
+}
+
+void print_text(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, const Library &lib,
+                const std::string &effect) {
+    std::printf("cpu        %s (%s)\n", cpu.model.c_str(), cpu.vendor.c_str());
+    std::printf("features   %s\n", memra::cpu_feature_list(cpu.usable).c_str());
+    std::printf("os state   ymm %s, zmm %s\n", cpu.os_ymm ? "saved" : "NOT saved", cpu.os_zmm ? "saved" : "NOT saved");
+    if (const uint64_t hidden = cpu.usable & ~r.usable_features())
+        std::printf("hidden     %s (MEMRA_CPU_EXPERT_DISABLE_FEATURES)\n", memra::cpu_feature_list(hidden).c_str());
+    std::printf("library    %s\n", lib.path.c_str());
+    std::printf("searched   ");
+    for (size_t i = 0; i < r.search_dirs().size(); ++i) std::printf("%s%s", i ? ", " : "", r.search_dirs()[i].c_str());
+    std::printf("\n\nplugin     priority  requires                                                      state\n");
+    for (const memra::PluginRecord &p : r.plugins())
+        std::printf("%-10s %8d  %-61s %s\n", p.manifest.name.c_str(), p.manifest.priority,
+                    memra::cpu_feature_list(p.manifest.requires).c_str(),
+                    p.loaded ? ("usable  " + p.manifest.module_path).c_str() : p.status.c_str());
+    if (!r.usable()) {
+        std::printf("\nbackend    none: %s\n", r.unusable_reason().c_str());
+    } else {
+        std::printf("\nbackend    %s (%s)\n\nformat     served by\n", r.primary()->name,
+                    r.settings().backend == "auto" ? "auto" : "forced by MEMRA_CPU_EXPERT_BACKEND");
+        for (const memra_qtype_info &q : memra_qtype_table) {
+            const std::string who = backend_for(r, q.id);
+            std::printf("%-10s %s%s\n", q.name, who.c_str(),
+                        who != r.primary()->name ? "  (fallback: the chosen plugin has no kernel for it)" : "");
+        }
+    }
+    if (!effect.empty()) std::printf("\nnote       %s\n", effect.c_str());
+    std::printf("\nlibrary says: %s\n", lib.describe.c_str());
+}
+
+void print_json(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, const Library &lib,
+                const std::string &effect) {
+    memra::tools::JsonWriter j(std::cout);
+    j.begin_object();
+    j.key("cpu").begin_object().field("model", cpu.model).field("vendor", cpu.vendor);
+    j.key("features").begin_array();
+    for (int f = 0; f < MEMRA_CPU_FEATURE_COUNT; ++f)
+        if (cpu.usable & MEMRA_CPU_BIT(f)) j.value(memra::cpu_feature_name(static_cast<memra_cpu_feature>(f)));
+    j.end_array().field("os_ymm", cpu.os_ymm).field("os_zmm", cpu.os_zmm).end_object();
+    j.field("library", lib.path);
+    j.key("plugins").begin_array();
+    for (const memra::PluginRecord &p : r.plugins())
+        j.begin_object()
+            .field("name", p.manifest.name)
+            .field("manifest", p.manifest.path)
+            .field("module", p.manifest.module_path)
+            .field("priority", static_cast<int64_t>(p.manifest.priority))
+            .field("requires", memra::cpu_feature_list(p.manifest.requires))
+            .field("usable", p.loaded)
+            .field("status", p.status)
+            .end_object();
+    j.end_array();
+    j.field("usable", r.usable());
+    if (r.usable()) {
+        j.field("backend", std::string(r.primary()->name));
+        j.field("selection", r.settings().backend == "auto" ? std::string("auto") : std::string("forced"));
+        j.key("formats").begin_object();
+        for (const memra_qtype_info &q : memra_qtype_table) j.field(q.name, backend_for(r, q.id));
+        j.end_object();
+    } else {
+        j.field("reason", r.unusable_reason());
+    }
+    j.field("environment_effect", effect);
+    j.field("library_describe", lib.describe);
+    j.end_object();
+    std::cout << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    po::options_description options(
+        "memra-cpu-info: which backend plugin this CPU will use for each weight format\n\n"
+        "Examples:\n"
+        "  memra-cpu-info\n"
+        "  memra-cpu-info --json\n"
+        "  MEMRA_CPU_EXPERT_DISABLE_FEATURES=avx512f memra-cpu-info   # as on a CPU without AVX-512\n\n"
+        "Options");
+    options.add_options()("help,h", "show this help")("json", "print JSON instead of a table")(
+        "lib", po::value<std::string>(), "library to inspect (default: MEMRA_CPU_EXPERT_LIB, else the one beside this tool)");
+    po::variables_map vm;
+    try {
+        po::store(po::parse_command_line(argc, argv, options), vm);
+        po::notify(vm);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "memra-cpu-info: %s (see --help)\n", e.what());
+        return 2;
+    }
+    if (vm.count("help")) {
+        std::cout << options << "\n";
+        return 0;
+    }
+    const std::string requested = vm.count("lib") ? vm["lib"].as<std::string>() : memra::tools::default_library_path();
+    Library lib;
+    std::string error;
+    if (!open_library(requested, lib, error)) {
+        std::fprintf(stderr, "memra-cpu-info: cannot load %s: %s\n", requested.c_str(), error.c_str());
+        return 1;
+    }
+    const memra::CpuFeatures &cpu = memra::detect_cpu_features();
+    const memra::BackendRegistry with_env(memra::read_settings(), cpu, lib.backend_dir);
+    const memra::BackendRegistry without_env(memra::Settings{}, cpu, lib.backend_dir);
+    const std::string effect = environment_effect(with_env, without_env);
+    if (vm.count("json"))
+        print_json(cpu, with_env, lib, effect);
+    else
+        print_text(cpu, with_env, lib, effect);
+    return with_env.usable() ? 0 : 1;
+}
