@@ -1,0 +1,51 @@
+// The memra_backend_v1 table of one ISA build: constant-initialised POD (constexpr), so loading
+// the plugin runs no code of ours. Activation quantizers are the canonical ones of
+// plugins/common; dequantize_row reuses the scalar reference decoders (bit-identical to ggml).
+// A format missing here is served by the next lower plugin (down to scalar).
+#include "common/quantize.h"
+#include "memra/backend.h"
+#include "memra/qtypes.h"
+#include "scalar/kernels.h"
+#include "simd/kernels.h"
+
+namespace memra::simd::MEMRA_SIMD_NS {
+namespace {
+
+#define MEMRA_SIMD_KERNEL(id, act, name) \
+    memra_kernel_v1 { id, act, gemv_##name, gemm_##name, scalar::dequantize_row_##name }
+
+// In ggml id order.
+constexpr memra_kernel_v1 kKernels[] = {
+    MEMRA_SIMD_KERNEL(0, MEMRA_ACT_F32, f32),
+    MEMRA_SIMD_KERNEL(2, MEMRA_ACT_Q8_0, q4_0),
+    MEMRA_SIMD_KERNEL(8, MEMRA_ACT_Q8_0, q8_0),
+    MEMRA_SIMD_KERNEL(10, MEMRA_ACT_Q8_K, q2_K),
+    MEMRA_SIMD_KERNEL(11, MEMRA_ACT_Q8_K, q3_K),
+    MEMRA_SIMD_KERNEL(12, MEMRA_ACT_Q8_K, q4_K),
+    MEMRA_SIMD_KERNEL(13, MEMRA_ACT_Q8_K, q5_K),
+    MEMRA_SIMD_KERNEL(14, MEMRA_ACT_Q8_K, q6_K),
+    MEMRA_SIMD_KERNEL(21, MEMRA_ACT_Q8_K, iq3_s),
+    MEMRA_SIMD_KERNEL(23, MEMRA_ACT_Q8_K, iq4_xs),
+    MEMRA_SIMD_KERNEL(30, MEMRA_ACT_BF16, bf16),
+    MEMRA_SIMD_KERNEL(40, MEMRA_ACT_Q8_0, nvfp4),
+};
+
+#undef MEMRA_SIMD_KERNEL
+
+constexpr memra_backend_v1 kBackend = {
+    MEMRA_BACKEND_INTERFACE_VERSION,
+    sizeof(memra_backend_v1),
+    MEMRA_SIMD_NAME,
+    MEMRA_SIMD_DESCRIPTION,
+    MEMRA_SIMD_FEATURES,
+    {quantize_row_f32, quantize_row_bf16, quantize_row_q8_0, quantize_row_q8_K},
+    int32_t(sizeof(kKernels) / sizeof(kKernels[0])),
+    kKernels,
+};
+static_assert(MEMRA_ACT_F32 == 0 && MEMRA_ACT_BF16 == 1 && MEMRA_ACT_Q8_0 == 2 && MEMRA_ACT_Q8_K == 3,
+              "quantize[] above is listed in memra_act_format order");
+
+}  // namespace
+}  // namespace memra::simd::MEMRA_SIMD_NS
+
+extern "C" const memra_backend_v1 *MEMRA_SIMD_TABLE_FN(void) { return &memra::simd::MEMRA_SIMD_NS::kBackend; }

@@ -1,0 +1,106 @@
+// What every SIMD kernel shares, whatever the ISA layer: the float side of the canonical
+// accumulation (scalar/lanes.h, formats spec §5.2) and the row / activation loop drivers.
+// Compiled once per ISA folder; everything lives in the namespace that folder's isa_select.h
+// names (MEMRA_SIMD_NS), so several builds can be linked into one program without clashes.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "isa_select.h"  // the ISA folder's: MEMRA_SIMD_NS, names, features, its Isa layer
+
+namespace memra::simd::MEMRA_SIMD_NS {
+
+// ggml's hsum_float_8: r_j = acc[j+4] + acc[j], then (r0 + r2) + (r1 + r3).
+inline float hsum8(__m256 acc) {
+    const __m128 r = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
+    const __m128 s = _mm_add_ps(r, _mm_movehl_ps(r, r));  // s0 = r0 + r2, s1 = r1 + r3
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+// (m0 + m2) + (m1 + m3).
+inline float hsum4(__m128 m) {
+    const __m128 s = _mm_add_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+}
+
+inline float fp16(const uint8_t *p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return _cvtsh_ss(h);  // exact widening, the same value as memra::fp16_to_f32
+}
+
+inline float f32(const uint8_t *p) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+}
+
+inline __m256i load256(const void *p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
+inline __m128i load128(const void *p) { return _mm_loadu_si128(static_cast<const __m128i *>(p)); }
+
+// [lo nibbles of the 16 bytes | hi nibbles of the 16 bytes] as 32 bytes.
+inline __m256i nibbles_lo_hi(__m128i x) {
+    const __m128i m4 = _mm_set1_epi8(0x0F);
+    return _mm256_setr_m128i(_mm_and_si128(x, m4), _mm_and_si128(_mm_srli_epi16(x, 4), m4));
+}
+
+constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
+
+// The drivers. A format F provides:
+//   kElems, kBytes        weight block geometry
+//   kActBytes             bytes of the activation that one weight block pairs with
+//   Block                 one weight block decoded into registers / stack
+//   Acc                   one (row, activation) accumulator state; init() -> zero state
+//   decode(blk, Block &)  once per weight block
+//   step(Acc &, const Block &, const uint8_t *act)  the block's fmas, in the canonical order
+//   finish(const Acc &) -> float
+// R rows are processed together, sharing each activation block; every weight block is decoded
+// once and then used for all m activations (the rows path). The float operations of each
+// (row, activation) pair are exactly those of a single dot, so gemm == gemv bit for bit.
+template <class F, int R, int MaxM>
+inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
+                 int32_t m, float *y, size_t ldy) {
+    typename F::Acc acc[MaxM][R];
+    for (int32_t j = 0; j < m; ++j)
+        for (int r = 0; r < R; ++r) acc[j][r] = F::init();
+    typename F::Block blk[R];
+    const int32_t nb = n / F::kElems;
+    for (int32_t b = 0; b < nb; ++b) {
+        for (int r = 0; r < R; ++r) {
+            const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
+            _mm_prefetch(reinterpret_cast<const char *>(p + 4 * F::kBytes), _MM_HINT_T0);
+            F::decode(p, blk[r]);
+        }
+        for (int32_t j = 0; j < m; ++j) {
+            const uint8_t *a = xq + size_t(j) * xq_stride + size_t(b) * F::kActBytes;
+            for (int r = 0; r < R; ++r) F::step(acc[j][r], blk[r], a);
+        }
+    }
+    for (int32_t j = 0; j < m; ++j)
+        for (int r = 0; r < R; ++r) y[size_t(j) * ldy + size_t(r)] = F::finish(acc[j][r]);
+}
+
+template <class F>
+void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
+    const uint8_t *x = static_cast<const uint8_t *>(xq);
+    int32_t r = 0;
+    for (; r + 4 <= rows; r += 4) tile<F, 4, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, 1, y + r, 1);
+    for (; r < rows; ++r) tile<F, 1, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, 1, y + r, 1);
+}
+
+template <class F>
+void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, size_t xq_stride,
+          int32_t m, float *y, size_t ldy) {
+    const uint8_t *x = static_cast<const uint8_t *>(xq);
+    if (m == 1) return gemv<F>(w, row_bytes, rows, n, xq, y);
+    int32_t r = 0;
+    for (; r + 2 <= rows; r += 2)
+        tile<F, 2, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    for (; r < rows; ++r) tile<F, 1, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+}
+
+}  // namespace memra::simd::MEMRA_SIMD_NS

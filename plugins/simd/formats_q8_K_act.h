@@ -1,0 +1,321 @@
+// Weight formats paired with Q8_K activations (the K-quants, IQ4_XS, IQ3_S): decode-and-dot
+// written once over the ISA layer, in the order of scalar/dot_kquants.cpp and dot_iquants.cpp.
+// Per super-block: the int lanes (sub-block scales multiplied in integers, Isa::dot4_scaled),
+// ONE fma with D = D_q8K * d (same operand order as the scalar code), and each format's min or
+// offset term exactly where the scalar code puts it.
+//
+// Operand ranges for the AVX2 layer's vpmaddubsw (pair sums must fit int16; activations are
+// -127..127): Q4_K 0..15, Q5_K 0..31, Q6_K 0..63, Q2_K 0..3 unsigned; Q3_K |q| <= 4, IQ4_XS
+// |v| <= 127, IQ3_S 1..15 with the sign moved onto the activation.
+#pragma once
+
+#include "common/tables.h"
+#include "scalar/block_fields.h"
+#include "simd/common.h"
+
+namespace memra::simd::MEMRA_SIMD_NS {
+
+namespace q8k {
+constexpr size_t kBytes = 292;
+inline const uint8_t *qs(const uint8_t *a) { return a + 4; }
+inline __m256i bsums(const uint8_t *a) { return load256(a + 260); }  // 16 x int16
+}  // namespace q8k
+
+struct Acc8 {
+    __m256 acc;
+};
+
+// The int lanes of a super-block from 8 chunks of 32 unsigned quants and their scales.
+inline __m256i chunk_lanes(const __m256i q[8], const __m256i sc[8], const uint8_t *a) {
+    __m256i sumi = _mm256_setzero_si256();
+    for (int c = 0; c < 8; ++c) sumi = Isa::dot4_scaled(sumi, q[c], load256(q8k::qs(a) + 32 * c), sc[c]);
+    return sumi;
+}
+
+// The same with signed quants: |q| against sign(q) * a.
+inline __m256i signed_chunk_lanes(const __m256i q[8], const __m256i aq[8], const __m256i sc[8], const uint8_t *a) {
+    __m256i sumi = _mm256_setzero_si256();
+    for (int c = 0; c < 8; ++c)
+        sumi = Isa::dot4_scaled(sumi, aq[c], _mm256_sign_epi8(load256(q8k::qs(a) + 32 * c), q[c]), sc[c]);
+    return sumi;
+}
+
+// Q4_K: fp16 d | fp16 dmin | scales[12] | qs[128]. Mins in a 4-lane accumulator:
+// accm[m] = fma((-D) dmin, m_{2m} T_{2m} + m_{2m+1} T_{2m+1}), result hsum8(acc) + hsum4(accm).
+struct Q4_K {
+    static constexpr int kElems = 256;
+    static constexpr size_t kBytes = 144;
+    static constexpr size_t kActBytes = q8k::kBytes;
+    struct Block {
+        __m256i q[8], sc[8];
+        __m256i mins16;  // int16 t = min(t / 2), t < 16
+        float d, dmin;
+    };
+    struct Acc {
+        __m256 acc;
+        __m128 accm;
+    };
+    static inline Acc init() { return {_mm256_setzero_ps(), _mm_setzero_ps()}; }
+    static inline void decode(const uint8_t *p, Block &b) {
+        b.d = fp16(p);
+        b.dmin = fp16(p + 2);
+        alignas(32) int16_t mins[16];
+        for (int j = 0; j < 8; ++j) {
+            const int s = scalar::k4_scale(p + 4, j);
+            b.sc[j] = Isa::scales(s, s);
+            mins[2 * j] = mins[2 * j + 1] = int16_t(scalar::k4_min(p + 4, j));
+        }
+        b.mins16 = load256(mins);
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        for (int c = 0; c < 4; ++c) {
+            const __m256i x = load256(p + 16 + 32 * c);
+            b.q[2 * c] = _mm256_and_si256(x, m4);
+            b.q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
+        }
+    }
+    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+        const float D = f32(a);
+        const __m256i e = _mm256_madd_epi16(b.mins16, q8k::bsums(a));  // e_j = m_j T_j
+        const __m128i pm = _mm_hadd_epi32(_mm256_castsi256_si128(e), _mm256_extracti128_si256(e, 1));
+        s.accm = _mm_fmadd_ps(_mm_set1_ps((-D) * b.dmin), _mm_cvtepi32_ps(pm), s.accm);
+        const __m256i lanes = chunk_lanes(b.q, b.sc, a);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
+    }
+    static inline float finish(const Acc &s) { return hsum8(s.acc) + hsum4(s.accm); }
+};
+
+// Q5_K: fp16 d | fp16 dmin | scales[12] | qh[32] | qs[128]. Mins as one integer
+// M = sum_t m_{t/2} bs[t] into a scalar summs = fma((-D) dmin, M, summs).
+struct Q5_K {
+    static constexpr int kElems = 256;
+    static constexpr size_t kBytes = 176;
+    static constexpr size_t kActBytes = q8k::kBytes;
+    struct Block {
+        __m256i q[8], sc[8];
+        __m256i mins16;
+        float d, dmin;
+    };
+    struct Acc {
+        __m256 acc;
+        float summs;
+    };
+    static inline Acc init() { return {_mm256_setzero_ps(), 0.0f}; }
+    static inline void decode(const uint8_t *p, Block &b) {
+        b.d = fp16(p);
+        b.dmin = fp16(p + 2);
+        alignas(32) int16_t mins[16];
+        for (int j = 0; j < 8; ++j) {
+            const int s = scalar::k4_scale(p + 4, j);
+            b.sc[j] = Isa::scales(s, s);
+            mins[2 * j] = mins[2 * j + 1] = int16_t(scalar::k4_min(p + 4, j));
+        }
+        b.mins16 = load256(mins);
+        const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+        const __m256i qh = load256(p + 16);
+        for (int c = 0; c < 4; ++c) {
+            const __m256i x = load256(p + 48 + 32 * c);
+            const __m256i h0 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one);
+            const __m256i h1 = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one);
+            b.q[2 * c] = _mm256_or_si256(_mm256_and_si256(x, m4), _mm256_slli_epi16(h0, 4));
+            b.q[2 * c + 1] =
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(x, 4), m4), _mm256_slli_epi16(h1, 4));
+        }
+    }
+    static inline int32_t hsum_i32(__m256i v) {
+        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+        return _mm_cvtsi128_si32(s);
+    }
+    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+        const float D = f32(a);
+        const int32_t M = hsum_i32(_mm256_madd_epi16(b.mins16, q8k::bsums(a)));
+        s.summs = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss((-D) * b.dmin), _mm_set_ss(float(M)), _mm_set_ss(s.summs)));
+        const __m256i lanes = chunk_lanes(b.q, b.sc, a);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
+    }
+    static inline float finish(const Acc &s) { return hsum8(s.acc) + s.summs; }
+};
+
+// Q6_K: ql[128] | qh[64] | int8 scales[16] | fp16 d. Lanes from the unsigned q + 32 (0..63), the
+// offset removed per lane in integers: lane_k -= 32 (sc_{2k} bs[2k] + sc_{2k+1} bs[2k+1]).
+struct Q6_K {
+    static constexpr int kElems = 256;
+    static constexpr size_t kBytes = 210;
+    static constexpr size_t kActBytes = q8k::kBytes;
+    struct Block {
+        __m256i q[8], sc[8];
+        __m256i scales16;  // int16 t = sc_t
+        float d;
+    };
+    using Acc = Acc8;
+    static inline Acc init() { return {_mm256_setzero_ps()}; }
+    static inline void decode(const uint8_t *p, Block &b) {
+        b.d = fp16(p + 208);
+        const int8_t *S = reinterpret_cast<const int8_t *>(p + 192);
+        for (int c = 0; c < 8; ++c) b.sc[c] = Isa::scales(S[2 * c], S[2 * c + 1]);
+        b.scales16 = _mm256_cvtepi8_epi16(load128(p + 192));
+        const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i ql0 = load256(p + 64 * h), ql1 = load256(p + 64 * h + 32);
+            const __m256i qh = load256(p + 128 + 32 * h);
+            const __m256i low[4] = {_mm256_and_si256(ql0, m4), _mm256_and_si256(ql1, m4),
+                                    _mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                                    _mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4)};
+            for (int g = 0; g < 4; ++g) {
+                const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), m2);
+                b.q[4 * h + g] = _mm256_or_si256(low[g], _mm256_slli_epi16(high, 4));
+            }
+        }
+    }
+    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+        __m256i lanes = chunk_lanes(b.q, b.sc, a);
+        const __m256i off = _mm256_madd_epi16(b.scales16, q8k::bsums(a));
+        lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(off, 5));
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(f32(a) * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
+    }
+    static inline float finish(const Acc &s) { return hsum8(s.acc); }
+};
+
+// Q2_K: scales[16] | qs[64] | fp16 d | fp16 dmin. Before the scale fma of the same super-block,
+// the mins into the same accumulator: lane k += (-D) dmin (m_{2k} bs[2k] + m_{2k+1} bs[2k+1]).
+struct Q2_K {
+    static constexpr int kElems = 256;
+    static constexpr size_t kBytes = 84;
+    static constexpr size_t kActBytes = q8k::kBytes;
+    struct Block {
+        __m256i q[8], sc[8];
+        __m256i mins16;  // int16 t = min_t
+        float d, dmin;
+    };
+    using Acc = Acc8;
+    static inline Acc init() { return {_mm256_setzero_ps()}; }
+    static inline void decode(const uint8_t *p, Block &b) {
+        b.d = fp16(p + 80);
+        b.dmin = fp16(p + 82);
+        for (int c = 0; c < 8; ++c) b.sc[c] = Isa::scales(p[2 * c] & 0xF, p[2 * c + 1] & 0xF);
+        const __m128i s = load128(p);
+        b.mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), _mm_set1_epi8(0x0F)));
+        const __m256i m2 = _mm256_set1_epi8(0x03);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i x = load256(p + 16 + 32 * h);
+            for (int g = 0; g < 4; ++g) b.q[4 * h + g] = _mm256_and_si256(_mm256_srli_epi16(x, 2 * g), m2);
+        }
+    }
+    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+        const float D = f32(a);
+        const __m256i mins = _mm256_madd_epi16(b.mins16, q8k::bsums(a));
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps((-D) * b.dmin), _mm256_cvtepi32_ps(mins), s.acc);
+        const __m256i lanes = chunk_lanes(b.q, b.sc, a);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
+    }
+    static inline float finish(const Acc &s) { return hsum8(s.acc); }
+};
+
+// Q3_K: hmask[32] | qs[64] | scales[12] | fp16 d. Signed quants -4..3 (a SET hmask bit means no
+// offset), signed 6-bit scales; no min term.
+struct Q3_K {
+    static constexpr int kElems = 256;
+    static constexpr size_t kBytes = 110;
+    static constexpr size_t kActBytes = q8k::kBytes;
+    struct Block {
+        __m256i q[8], aq[8], sc[8];
+        float d;
+    };
+    using Acc = Acc8;
+    static inline Acc init() { return {_mm256_setzero_ps()}; }
+    static inline void decode(const uint8_t *p, Block &b) {
+        b.d = fp16(p + 108);
+        for (int c = 0; c < 8; ++c) b.sc[c] = Isa::scales(scalar::q3_K::scale(p, 2 * c), scalar::q3_K::scale(p, 2 * c + 1));
+        const __m256i m2 = _mm256_set1_epi8(0x03), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
+        const __m256i hm = load256(p);
+        for (int h = 0; h < 2; ++h) {
+            const __m256i x = load256(p + 32 + 32 * h);
+            for (int g = 0; g < 4; ++g) {
+                const __m256i low = _mm256_and_si256(_mm256_srli_epi16(x, 2 * g), m2);
+                const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + g), one);
+                const __m256i q = _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(hb, 2)), four);
+                b.q[4 * h + g] = q;
+                b.aq[4 * h + g] = _mm256_abs_epi8(q);
+            }
+        }
+    }
+    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+        const __m256i lanes = signed_chunk_lanes(b.q, b.aq, b.sc, a);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(f32(a) * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
+    }
+    static inline float finish(const Acc &s) { return hsum8(s.acc); }
+};
+
+// IQ4_XS: fp16 d | u16 scales_h | scales_l[4] | qs[128]; sub-block sb of 32: bytes 16 sb..,
+// element r < 16 the low nibble of byte r, else the high nibble of byte r - 16; values from
+// kvalues_iq4nl (-127..113); scales ls - 32. D = d * D_q8K.
+struct IQ4_XS {
+    static constexpr int kElems = 256;
+    static constexpr size_t kBytes = 136;
+    static constexpr size_t kActBytes = q8k::kBytes;
+    struct Block {
+        __m256i q[8], aq[8], sc[8];
+        float d;
+    };
+    using Acc = Acc8;
+    static inline Acc init() { return {_mm256_setzero_ps()}; }
+    static inline void decode(const uint8_t *p, Block &b) {
+        b.d = fp16(p);
+        const __m256i table = _mm256_broadcastsi128_si256(load128(kValuesIq4nl));
+        for (int sb = 0; sb < 8; ++sb) {
+            const int ls = scalar::iq4_xs::scale(p, sb);
+            b.sc[sb] = Isa::scales(ls, ls);
+            b.q[sb] = _mm256_shuffle_epi8(table, nibbles_lo_hi(load128(p + 8 + 16 * sb)));
+            b.aq[sb] = _mm256_abs_epi8(b.q[sb]);
+        }
+    }
+    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+        const __m256i lanes = signed_chunk_lanes(b.q, b.aq, b.sc, a);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * f32(a)), _mm256_cvtepi32_ps(lanes), s.acc);
+    }
+    static inline float finish(const Acc &s) { return hsum8(s.acc); }
+};
+
+// IQ3_S: fp16 d | qs[64] | qh[8] | signs[32] | scales[4]. Magnitudes (odd 1..15) from the grid,
+// 4 per index; the explicit sign bits are moved onto the activation (q = magnitude, s = ±a).
+// Scales ls = 1 + 2 s4. D = d * D_q8K.
+struct IQ3_S {
+    static constexpr int kElems = 256;
+    static constexpr size_t kBytes = 110;
+    static constexpr size_t kActBytes = q8k::kBytes;
+    struct Block {
+        __m256i mag[8], sgn[8], sc[8];  // sgn: +1 / -1 bytes
+        float d;
+    };
+    using Acc = Acc8;
+    static inline Acc init() { return {_mm256_setzero_ps()}; }
+    static inline void decode(const uint8_t *p, Block &b) {
+        b.d = fp16(p);
+        const __m256i bytesel = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                                 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+        const __m256i bitsel = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+        for (int sb = 0; sb < 8; ++sb) {
+            const int ls = scalar::iq3_s::scale(p, sb);
+            b.sc[sb] = Isa::scales(ls, ls);
+            const uint8_t qh = p[66 + sb];
+            alignas(32) uint32_t g[8];
+            for (int k = 0; k < 8; ++k) g[k] = kIq3sGrid[p[2 + 8 * sb + k] | (((qh >> k) & 1) << 8)];
+            b.mag[sb] = load256(g);
+            uint32_t bits;
+            std::memcpy(&bits, p + 74 + 4 * sb, 4);
+            const __m256i sbytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int32_t(bits)), bytesel);
+            const __m256i neg = _mm256_cmpeq_epi8(_mm256_and_si256(sbytes, bitsel), bitsel);
+            b.sgn[sb] = _mm256_or_si256(neg, _mm256_set1_epi8(1));
+        }
+    }
+    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+        __m256i sumi = _mm256_setzero_si256();
+        for (int c = 0; c < 8; ++c)
+            sumi = Isa::dot4_scaled(sumi, b.mag[c], _mm256_sign_epi8(load256(q8k::qs(a) + 32 * c), b.sgn[c]), b.sc[c]);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * f32(a)), _mm256_cvtepi32_ps(sumi), s.acc);
+    }
+    static inline float finish(const Acc &s) { return hsum8(s.acc); }
+};
+
+}  // namespace memra::simd::MEMRA_SIMD_NS

@@ -1,0 +1,247 @@
+// Every SIMD build of plugins/simd against the scalar reference, bit for bit: gemv and gemm
+// (memcmp of the results) and dequantize_row, for each format the build has a kernel for, over
+// the shapes in_features in {smallest legal, 2048, 4096}, out_features in {1, 7, 33, 1536, 768},
+// gemm m in {1, 2, 5, 64} (64 only for the small out_features), with padded xq_stride and ldy.
+//
+// Builds: the plugin module avx2 (dlopened like the core does, and only when
+// the running CPU has every feature the module's manifest requires: otherwise the test is
+// skipped and says why) and the test-only avxvnni_emulated static library (the VNNI code path
+// with vpdpbusd emulated on AVX2). A build without a kernel for a format skips that format: the
+// core serves it from the next lower plugin.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "formats.h"
+#include "isa_scan.h"
+#include "synthetic_weights.h"
+#include "test_util.h"
+
+extern "C" const memra_backend_v1 *memra_simd_avxvnni_emulated_backend(void);
+
+namespace memra::plugin_tests {
+namespace {
+
+const std::string kBackendDir = MEMRA_SIMD_BACKEND_DIR;
+const char *const kPlugins[] = {"avx2"};
+const char *const kBuilds[] = {"avx2", "avxvnni_emulated"};
+
+// The CPU's feature flags as Linux reports them (/proc/cpuinfo "flags": CPUID as the kernel
+// sees it, with features the OS does not enable, e.g. AVX without XSAVE of YMM, removed).
+const std::set<std::string> &cpu_flags() {
+    static const std::set<std::string> flags = [] {
+        std::set<std::string> f;
+        std::ifstream in("/proc/cpuinfo");
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.rfind("flags", 0) != 0) continue;
+            std::istringstream words(line.substr(line.find(':') + 1));
+            for (std::string w; words >> w;) f.insert(w);
+            break;
+        }
+        return f;
+    }();
+    return flags;
+}
+
+// "" when the CPU has all of them, else the missing ones.
+std::string missing_features(const std::vector<std::string> &features) {
+    std::string missing;
+    for (const std::string &f : features)
+        if (!cpu_flags().count(f)) missing += (missing.empty() ? "" : " ") + f;
+    return missing;
+}
+
+std::vector<std::string> manifest_requires(const std::string &name) {
+    std::ifstream in(kBackendDir + "/memra-backend-" + name + ".manifest");
+    std::vector<std::string> req;
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("requires ", 0) == 0) {
+            std::istringstream words(line.substr(9));
+            for (std::string w; words >> w;) req.push_back(w);
+        }
+    return req;
+}
+
+// The table of build `name`, or nullptr with *why set.
+const memra_backend_v1 *build_table(const std::string &name, std::string *why) {
+    static std::map<std::string, const memra_backend_v1 *> loaded;
+    if (name == "avxvnni_emulated") {
+        const std::string missing = missing_features({"avx", "avx2", "fma", "f16c"});
+        if (!missing.empty()) {
+            *why = "this CPU lacks " + missing + " (needed by the emulated-VNNI build)";
+            return nullptr;
+        }
+        return memra_simd_avxvnni_emulated_backend();
+    }
+    const std::vector<std::string> req = manifest_requires(name);
+    if (req.empty()) {
+        *why = "no manifest for " + name + " in " + kBackendDir;
+        return nullptr;
+    }
+    const std::string missing = missing_features(req);
+    if (!missing.empty()) {
+        *why = "this CPU lacks " + missing + ", required by the " + name + " plugin";
+        return nullptr;
+    }
+    auto it = loaded.find(name);
+    if (it != loaded.end()) return it->second;
+    const std::string path = kBackendDir + "/memra-backend-" + name + ".so";
+    void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        *why = std::string("dlopen failed: ") + dlerror();
+        return nullptr;
+    }
+    void *sym = dlsym(h, MEMRA_BACKEND_ENTRY_SYMBOL);
+    memra_backend_entry_fn entry;
+    std::memcpy(&entry, &sym, sizeof entry);
+    const memra_backend_v1 *t = entry ? entry() : nullptr;
+    if (!t) *why = "no entry point / table in " + path;
+    loaded[name] = t;
+    return t;
+}
+
+const memra_kernel_v1 *find_kernel(const memra_backend_v1 *t, int32_t qtype) {
+    for (int32_t i = 0; i < t->kernel_count; ++i)
+        if (t->kernels[i].qtype == qtype) return &t->kernels[i];
+    return nullptr;
+}
+
+// One problem and the scalar answers, shared by all builds (the scalar side is the slow part).
+struct Case {
+    int32_t qtype = 0, in = 0, out = 0, acts = 0;
+    size_t row_bytes = 0, act_bytes = 0, stride = 0;
+    std::vector<uint8_t> w, xq;     // xq: `acts` activations, `stride` apart (padding 0xCD)
+    std::vector<float> ref;         // ref[j * out + r] = scalar gemv of row r with activation j
+    std::vector<float> deq_first, deq_last;
+};
+
+const Case &reference(int32_t qtype, int32_t in, int32_t out, int32_t acts) {
+    static std::map<std::tuple<int32_t, int32_t, int32_t>, std::unique_ptr<Case>> cache;
+    std::unique_ptr<Case> &slot = cache[{qtype, in, out}];
+    if (slot) return *slot;
+    slot = std::make_unique<Case>();
+    Case &c = *slot;
+    const memra_qtype_info &info = testkit::qtype_info(qtype);
+    std::mt19937_64 rng(uint64_t(qtype) * 1000003u + uint64_t(in) * 131u + uint64_t(out));
+    c.qtype = qtype, c.in = in, c.out = out, c.acts = acts;
+    c.row_bytes = testkit::row_bytes(qtype, in);
+    c.w = testkit::random_weights(qtype, out, in, rng);
+    c.act_bytes = memra_act_row_bytes(info.act_format, in);
+    c.stride = c.act_bytes + 40;
+    c.xq.assign(c.stride * size_t(acts), 0xCD);
+    const memra_kernel_v1 &sk = testkit::scalar_kernel(qtype);
+    c.ref.resize(size_t(out) * size_t(acts));
+    for (int32_t j = 0; j < acts; ++j) {
+        const std::vector<float> x = testkit::random_input(in, rng);
+        const std::vector<uint8_t> q = testkit::quantize_activation(info.act_format, x.data(), in);
+        std::memcpy(&c.xq[size_t(j) * c.stride], q.data(), c.act_bytes);
+        sk.gemv(c.w.data(), c.row_bytes, out, in, &c.xq[size_t(j) * c.stride], &c.ref[size_t(j) * out]);
+    }
+    c.deq_first.resize(size_t(in));
+    c.deq_last.resize(size_t(in));
+    sk.dequantize_row(c.w.data(), in, c.deq_first.data());
+    sk.dequantize_row(c.w.data() + size_t(out - 1) * c.row_bytes, in, c.deq_last.data());
+    return c;
+}
+
+std::string first_difference(const float *got, const float *want, size_t count) {
+    for (size_t i = 0; i < count; ++i)
+        if (bits(got[i]) != bits(want[i])) {
+            std::ostringstream s;
+            s << "first difference at " << i << ": got " << got[i] << " (0x" << std::hex << bits(got[i])
+              << ") want " << want[i] << " (0x" << bits(want[i]) << ")";
+            return s.str();
+        }
+    return "";
+}
+
+using Param = std::tuple<const char *, const char *>;  // build, qtype name
+class SimdVsScalar : public ::testing::TestWithParam<Param> {};
+
+TEST_P(SimdVsScalar, BitExact) {
+    const std::string build = std::get<0>(GetParam());
+    const memra_qtype_info &info = qtype_by_name(std::get<1>(GetParam()));
+    std::string why;
+    const memra_backend_v1 *t = build_table(build, &why);
+    if (!t) GTEST_SKIP() << why;
+    ASSERT_EQ(std::string(t->name), build);
+    const memra_kernel_v1 *k = find_kernel(t, info.id);
+    if (!k) GTEST_SKIP() << build << " has no kernel for " << info.name << " (the core falls back)";
+    ASSERT_EQ(k->act_format, info.act_format);
+
+    std::vector<int32_t> ins = {info.block_elems, 2048, 4096};
+    if (info.block_elems == 1) ins.push_back(37);  // F32 / BF16: a tail of 5 after 32
+    for (int32_t in : ins)
+        for (int32_t out : {1, 7, 33, 1536, 768}) {
+            const bool small = out <= 33;
+            const Case &c = reference(info.id, in, out, small ? 64 : 5);
+            SCOPED_TRACE(build + " " + info.name + " in=" + std::to_string(in) + " out=" + std::to_string(out));
+            std::vector<float> y(static_cast<size_t>(out));
+            k->gemv(c.w.data(), c.row_bytes, out, in, c.xq.data(), y.data());
+            ASSERT_EQ(std::memcmp(y.data(), c.ref.data(), y.size() * 4), 0)
+                << "gemv: " << first_difference(y.data(), c.ref.data(), y.size());
+            for (int32_t m : small ? std::vector<int32_t>{1, 2, 5, 64} : std::vector<int32_t>{2, 5}) {
+                const size_t ldy = size_t(out) + 3;
+                std::vector<float> ym(ldy * size_t(m), -7.0f);
+                k->gemm(c.w.data(), c.row_bytes, out, in, c.xq.data(), c.stride, m, ym.data(), ldy);
+                for (int32_t j = 0; j < m; ++j) {
+                    const float *got = &ym[size_t(j) * ldy];
+                    ASSERT_EQ(std::memcmp(got, &c.ref[size_t(j) * out], size_t(out) * 4), 0)
+                        << "gemm m=" << m << " activation " << j << ": "
+                        << first_difference(got, &c.ref[size_t(j) * out], size_t(out));
+                    for (size_t r = size_t(out); r < ldy; ++r)
+                        ASSERT_EQ(got[r], -7.0f) << "gemm m=" << m << " wrote outside its rows";
+                }
+            }
+            std::vector<float> d(static_cast<size_t>(in));
+            k->dequantize_row(c.w.data(), in, d.data());
+            ASSERT_EQ(std::memcmp(d.data(), c.deq_first.data(), d.size() * 4), 0) << "dequantize_row";
+            k->dequantize_row(c.w.data() + size_t(out - 1) * c.row_bytes, in, d.data());
+            ASSERT_EQ(std::memcmp(d.data(), c.deq_last.data(), d.size() * 4), 0) << "dequantize_row";
+        }
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, SimdVsScalar,
+                         ::testing::Combine(::testing::ValuesIn(kBuilds), ::testing::ValuesIn(kAllNames)),
+                         [](const auto &i) {
+                             return std::string(std::get<0>(i.param)) + "_" + std::get<1>(i.param);
+                         });
+
+// Each SIMD module is loaded by a core that has only read its manifest: the entry point (run
+// right after dlopen) must be baseline x86-64 code, and no translation unit may have a
+// dynamic initialiser. The kernels themselves are full of VEX code, by design.
+class SimdModule : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(SimdModule, EntryPointHasNoVexAndNoStaticConstructors) {
+    const std::string path = kBackendDir + "/memra-backend-" + GetParam() + ".so";
+    int status = 0;
+    const std::string dis = run_command(
+        "objdump -d --no-show-raw-insn --disassemble=memra_backend_entry_v1 '" + path + "' 2>&1", &status);
+    ASSERT_EQ(status, 0) << dis;
+    ASSERT_NE(dis.find("<memra_backend_entry_v1>:"), std::string::npos) << dis;
+    const IsaScan s = scan_disassembly(dis);
+    EXPECT_GT(s.instructions, 0) << dis;
+    std::string shown;
+    for (const std::string &o : s.offending) shown += o + "\n";
+    EXPECT_TRUE(s.offending.empty()) << "VEX/EVEX in the entry point:\n" << shown;
+    const std::string syms = run_command("nm '" + path + "' 2>&1", &status);
+    ASSERT_EQ(status, 0) << syms;
+    EXPECT_EQ(syms.find("_GLOBAL__sub_I"), std::string::npos) << "a translation unit has a static constructor";
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, SimdModule, ::testing::ValuesIn(kPlugins),
+                         [](const auto &i) { return std::string(i.param); });
+
+}  // namespace
+}  // namespace memra::plugin_tests
