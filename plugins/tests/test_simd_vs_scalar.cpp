@@ -3,7 +3,7 @@
 // the shapes in_features in {smallest legal, 2048, 4096}, out_features in {1, 7, 33, 1536, 768},
 // gemm m in {1, 2, 5, 64} (64 only for the small out_features), with padded xq_stride and ldy.
 //
-// Builds: the plugin module avx2 (dlopened like the core does, and only when
+// Builds: the plugin modules avx2, avxvnni, avx512 (dlopened like the core does, and only when
 // the running CPU has every feature the module's manifest requires: otherwise the test is
 // skipped and says why) and the test-only avxvnni_emulated static library (the VNNI code path
 // with vpdpbusd emulated on AVX2). A build without a kernel for a format skips that format: the
@@ -33,8 +33,8 @@ namespace memra::plugin_tests {
 namespace {
 
 const std::string kBackendDir = MEMRA_SIMD_BACKEND_DIR;
-const char *const kPlugins[] = {"avx2"};
-const char *const kBuilds[] = {"avx2", "avxvnni_emulated"};
+const char *const kPlugins[] = {"avx2", "avxvnni", "avx512"};
+const char *const kBuilds[] = {"avx2", "avxvnni", "avx512", "avxvnni_emulated"};
 
 // The CPU's feature flags as Linux reports them (/proc/cpuinfo "flags": CPUID as the kernel
 // sees it, with features the OS does not enable, e.g. AVX without XSAVE of YMM, removed).

@@ -1,0 +1,9 @@
+// The avx512 plugin module's only export. Compiled without ISA flags: it only returns the address
+// of the constant table built by memra_simd_avx512 (the kernels, compiled with -mavx512vnni ...).
+#include "memra/backend.h"
+
+extern "C" const memra_backend_v1 *memra_simd_avx512_backend(void);
+
+extern "C" __attribute__((visibility("default"))) const memra_backend_v1 *memra_backend_entry_v1(void) {
+    return memra_simd_avx512_backend();
+}

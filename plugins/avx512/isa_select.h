@@ -1,0 +1,19 @@
+// The AVX-512 build of the SIMD kernel family (plugins/simd): the VNNI layer with the EVEX
+// vpdpbusd of AVX512-VNNI + AVX512VL on 256-bit registers (float accumulators stay __m256, the
+// canonical 8-lane order).
+#pragma once
+
+#include "memra/backend.h"
+
+#define MEMRA_SIMD_NS avx512
+#define MEMRA_SIMD_NAME "avx512"
+#define MEMRA_SIMD_DESCRIPTION "AVX-512 (F/BW/DQ/VL/VNNI) kernels (EVEX vpdpbusd), bit-identical to scalar"
+#define MEMRA_SIMD_FEATURES                                                                        \
+    (MEMRA_CPU_BIT(MEMRA_CPU_AVX) | MEMRA_CPU_BIT(MEMRA_CPU_AVX2) | MEMRA_CPU_BIT(MEMRA_CPU_FMA) |     \
+     MEMRA_CPU_BIT(MEMRA_CPU_F16C) | MEMRA_CPU_BIT(MEMRA_CPU_AVX512F) | MEMRA_CPU_BIT(MEMRA_CPU_AVX512BW) | \
+     MEMRA_CPU_BIT(MEMRA_CPU_AVX512DQ) | MEMRA_CPU_BIT(MEMRA_CPU_AVX512VL) |                       \
+     MEMRA_CPU_BIT(MEMRA_CPU_AVX512_VNNI))
+#define MEMRA_SIMD_TABLE_FN memra_simd_avx512_backend
+#define MEMRA_SIMD_DPBUSD _mm256_dpbusd_epi32
+
+#include "simd/isa_vnni.h"

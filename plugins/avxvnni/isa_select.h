@@ -1,0 +1,15 @@
+// The AVX-VNNI build of the SIMD kernel family (plugins/simd): AVX2 + VEX vpdpbusd.
+#pragma once
+
+#include "memra/backend.h"
+
+#define MEMRA_SIMD_NS avxvnni
+#define MEMRA_SIMD_NAME "avxvnni"
+#define MEMRA_SIMD_DESCRIPTION "AVX2 + AVX-VNNI kernels (VEX vpdpbusd), bit-identical to scalar"
+#define MEMRA_SIMD_FEATURES                                                               \
+    (MEMRA_CPU_BIT(MEMRA_CPU_AVX) | MEMRA_CPU_BIT(MEMRA_CPU_AVX2) | MEMRA_CPU_BIT(MEMRA_CPU_FMA) | \
+     MEMRA_CPU_BIT(MEMRA_CPU_F16C) | MEMRA_CPU_BIT(MEMRA_CPU_AVX_VNNI))
+#define MEMRA_SIMD_TABLE_FN memra_simd_avxvnni_backend
+#define MEMRA_SIMD_DPBUSD _mm256_dpbusd_avx_epi32
+
+#include "simd/isa_vnni.h"
