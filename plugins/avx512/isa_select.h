@@ -15,5 +15,6 @@
      MEMRA_CPU_BIT(MEMRA_CPU_AVX512_VNNI))
 #define MEMRA_SIMD_TABLE_FN memra_simd_avx512_backend
 #define MEMRA_SIMD_DPBUSD _mm256_dpbusd_epi32
+#define MEMRA_SIMD_DPWSSD _mm256_dpwssd_epi32
 
 #include "simd/isa_vnni.h"

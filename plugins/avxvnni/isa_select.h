@@ -11,5 +11,6 @@
      MEMRA_CPU_BIT(MEMRA_CPU_F16C) | MEMRA_CPU_BIT(MEMRA_CPU_AVX_VNNI))
 #define MEMRA_SIMD_TABLE_FN memra_simd_avxvnni_backend
 #define MEMRA_SIMD_DPBUSD _mm256_dpbusd_avx_epi32
+#define MEMRA_SIMD_DPWSSD _mm256_dpwssd_avx_epi32
 
 #include "simd/isa_vnni.h"

@@ -48,6 +48,23 @@ inline __m256i nibbles_lo_hi(__m128i x) {
     return _mm256_setr_m128i(_mm_and_si128(x, m4), _mm_and_si128(_mm_srli_epi16(x, 4), m4));
 }
 
+// The int16 multipliers Isa::dot4_scaled takes (every ISA layer, one layout): `lo` for the first
+// 16 elements of a 32-element group (int16 pair sums 0-7 = int lanes 0-3), `hi` for the second 16.
+inline __m256i scale_pair(int lo, int hi) {
+    return _mm256_setr_m128i(_mm_set1_epi16(int16_t(lo)), _mm_set1_epi16(int16_t(hi)));
+}
+
+// The same from signed scale bytes: `bytes` holds 16 int8 scales in both 128-bit halves; lo and
+// hi are byte indices. One shuffle puts the byte in the high half of each int16, the arithmetic
+// shift sign-extends it.
+inline __m256i scales_from_bytes(__m256i bytes, int lo, int hi) {
+    const __m256i sel = _mm256_setr_m128i(_mm_set1_epi16(int16_t((lo << 8) | 0x80)),
+                                          _mm_set1_epi16(int16_t((hi << 8) | 0x80)));
+    return _mm256_srai_epi16(_mm256_shuffle_epi8(bytes, sel), 8);
+}
+
+inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); }
+
 constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
 
 // The drivers. A format F provides:
@@ -98,8 +115,8 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
     const uint8_t *x = static_cast<const uint8_t *>(xq);
     if (m == 1) return gemv<F>(w, row_bytes, rows, n, xq, y);
     int32_t r = 0;
-    for (; r + 2 <= rows; r += 2)
-        tile<F, 2, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    for (; r + 4 <= rows; r += 4)
+        tile<F, 4, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
     for (; r < rows; ++r) tile<F, 1, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
 }
 

@@ -25,6 +25,25 @@ struct Acc8 {
     __m256 acc;
 };
 
+// Q4_K / Q5_K: the 12-byte packing of eight 6-bit scales and mins (get_scale_min_k4) unpacked
+// as ggml's AVX2 kernels do, into bytes 0-7 = scales, 8-15 = mins; then sc[c] = scale c for
+// both halves of chunk c, mins16 = int16 t -> min(t / 2).
+inline void k4_scales_mins(const uint8_t *S, __m256i sc[8], __m256i &mins16) {
+    uint32_t u[4];
+    std::memcpy(u, S, 12);
+    constexpr uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
+    u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
+    const uint32_t uaux = u[1] & kmask1;
+    u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
+    u[2] = uaux;
+    u[0] &= kmask1;
+    const __m128i v = load128(u);
+    const __m256i bytes = broadcast128(v);
+    for (int c = 0; c < 8; ++c) sc[c] = scales_from_bytes(bytes, c, c);
+    mins16 = _mm256_cvtepu8_epi16(
+        _mm_shuffle_epi8(v, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+}
+
 // The int lanes of a super-block from 8 chunks of 32 unsigned quants and their scales.
 inline __m256i chunk_lanes(const __m256i q[8], const __m256i sc[8], const uint8_t *a) {
     __m256i sumi = _mm256_setzero_si256();
@@ -59,13 +78,7 @@ struct Q4_K {
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p);
         b.dmin = fp16(p + 2);
-        alignas(32) int16_t mins[16];
-        for (int j = 0; j < 8; ++j) {
-            const int s = scalar::k4_scale(p + 4, j);
-            b.sc[j] = Isa::scales(s, s);
-            mins[2 * j] = mins[2 * j + 1] = int16_t(scalar::k4_min(p + 4, j));
-        }
-        b.mins16 = load256(mins);
+        k4_scales_mins(p + 4, b.sc, b.mins16);
         const __m256i m4 = _mm256_set1_epi8(0x0F);
         for (int c = 0; c < 4; ++c) {
             const __m256i x = load256(p + 16 + 32 * c);
@@ -103,13 +116,7 @@ struct Q5_K {
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p);
         b.dmin = fp16(p + 2);
-        alignas(32) int16_t mins[16];
-        for (int j = 0; j < 8; ++j) {
-            const int s = scalar::k4_scale(p + 4, j);
-            b.sc[j] = Isa::scales(s, s);
-            mins[2 * j] = mins[2 * j + 1] = int16_t(scalar::k4_min(p + 4, j));
-        }
-        b.mins16 = load256(mins);
+        k4_scales_mins(p + 4, b.sc, b.mins16);
         const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
         const __m256i qh = load256(p + 16);
         for (int c = 0; c < 4; ++c) {
@@ -152,8 +159,8 @@ struct Q6_K {
     static inline Acc init() { return {_mm256_setzero_ps()}; }
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p + 208);
-        const int8_t *S = reinterpret_cast<const int8_t *>(p + 192);
-        for (int c = 0; c < 8; ++c) b.sc[c] = Isa::scales(S[2 * c], S[2 * c + 1]);
+        const __m256i bytes = broadcast128(load128(p + 192));
+        for (int c = 0; c < 8; ++c) b.sc[c] = scales_from_bytes(bytes, 2 * c, 2 * c + 1);
         b.scales16 = _mm256_cvtepi8_epi16(load128(p + 192));
         const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
         for (int h = 0; h < 2; ++h) {
@@ -193,8 +200,9 @@ struct Q2_K {
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p + 80);
         b.dmin = fp16(p + 82);
-        for (int c = 0; c < 8; ++c) b.sc[c] = Isa::scales(p[2 * c] & 0xF, p[2 * c + 1] & 0xF);
         const __m128i s = load128(p);
+        const __m256i bytes = broadcast128(_mm_and_si128(s, _mm_set1_epi8(0x0F)));
+        for (int c = 0; c < 8; ++c) b.sc[c] = scales_from_bytes(bytes, 2 * c, 2 * c + 1);
         b.mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), _mm_set1_epi8(0x0F)));
         const __m256i m2 = _mm256_set1_epi8(0x03);
         for (int h = 0; h < 2; ++h) {
@@ -226,7 +234,10 @@ struct Q3_K {
     static inline Acc init() { return {_mm256_setzero_ps()}; }
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p + 108);
-        for (int c = 0; c < 8; ++c) b.sc[c] = Isa::scales(scalar::q3_K::scale(p, 2 * c), scalar::q3_K::scale(p, 2 * c + 1));
+        alignas(16) int8_t S[16];
+        for (int j = 0; j < 16; ++j) S[j] = int8_t(scalar::q3_K::scale(p, j));
+        const __m256i bytes = broadcast128(load128(S));
+        for (int c = 0; c < 8; ++c) b.sc[c] = scales_from_bytes(bytes, 2 * c, 2 * c + 1);
         const __m256i m2 = _mm256_set1_epi8(0x03), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
         const __m256i hm = load256(p);
         for (int h = 0; h < 2; ++h) {
@@ -263,9 +274,11 @@ struct IQ4_XS {
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p);
         const __m256i table = _mm256_broadcastsi128_si256(load128(kValuesIq4nl));
+        alignas(16) int8_t S[16] = {};
+        for (int sb = 0; sb < 8; ++sb) S[sb] = int8_t(scalar::iq4_xs::scale(p, sb));
+        const __m256i bytes = broadcast128(load128(S));
         for (int sb = 0; sb < 8; ++sb) {
-            const int ls = scalar::iq4_xs::scale(p, sb);
-            b.sc[sb] = Isa::scales(ls, ls);
+            b.sc[sb] = scales_from_bytes(bytes, sb, sb);
             b.q[sb] = _mm256_shuffle_epi8(table, nibbles_lo_hi(load128(p + 8 + 16 * sb)));
             b.aq[sb] = _mm256_abs_epi8(b.q[sb]);
         }
@@ -295,9 +308,11 @@ struct IQ3_S {
         const __m256i bytesel = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
                                                  2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
         const __m256i bitsel = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+        alignas(16) int8_t S[16] = {};
+        for (int sb = 0; sb < 8; ++sb) S[sb] = int8_t(scalar::iq3_s::scale(p, sb));
+        const __m256i bytes = broadcast128(load128(S));
         for (int sb = 0; sb < 8; ++sb) {
-            const int ls = scalar::iq3_s::scale(p, sb);
-            b.sc[sb] = Isa::scales(ls, ls);
+            b.sc[sb] = scales_from_bytes(bytes, sb, sb);
             const uint8_t qh = p[66 + sb];
             alignas(32) uint32_t g[8];
             for (int k = 0; k < 8; ++k) g[k] = kIq3sGrid[p[2 + 8 * sb + k] | (((qh >> k) & 1) << 8)];

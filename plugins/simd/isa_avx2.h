@@ -13,13 +13,9 @@ struct Isa {
     static inline __m256i dot4(__m256i acc, __m256i u, __m256i s) {
         return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
     }
-    // Per-sub-block scale multipliers in this layer's layout for dot4_scaled: `lo` for the first
-    // 16 elements of a 32-element group (int lanes 0-3), `hi` for the second 16 (lanes 4-7).
-    static inline __m256i scales(int lo, int hi) {
-        return _mm256_setr_m128i(_mm_set1_epi16(int16_t(lo)), _mm_set1_epi16(int16_t(hi)));
-    }
-    // acc + sc * dot4(0, u, s), sc from scales(). The scale multiplies the int16 pair sums
-    // (vpmaddwd): the same exact integer as multiplying the int32 lanes.
+    // acc + sc * dot4(0, u, s) with sc the int16 multipliers of simd/common.h (scale_pair,
+    // scales_from_bytes). The scale multiplies the int16 pair sums (vpmaddwd): the same exact
+    // integer as multiplying the int32 lanes.
     static inline __m256i dot4_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
         return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc));
     }
