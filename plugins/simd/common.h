@@ -73,7 +73,8 @@ constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
 //   Block                 one weight block decoded into registers / stack
 //   Acc                   one (row, activation) accumulator state; init() -> zero state
 //   decode(blk, Block &)  once per weight block
-//   step(Acc &, const Block &, const uint8_t *act)  the block's fmas, in the canonical order
+//   step<Wide>(Acc &, const Block &, const uint8_t *act)  the block's fmas, in the canonical
+//                         order (Wide: the rows path, see formats_q8_K_act.h)
 //   finish(const Acc &) -> float
 // R rows are processed together, sharing each activation block; every weight block is decoded
 // once and then used for all m activations (the rows path). The float operations of each
@@ -94,7 +95,7 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
         }
         for (int32_t j = 0; j < m; ++j) {
             const uint8_t *a = xq + size_t(j) * xq_stride + size_t(b) * F::kActBytes;
-            for (int r = 0; r < R; ++r) F::step(acc[j][r], blk[r], a);
+            for (int r = 0; r < R; ++r) F::template step<(MaxM > 1)>(acc[j][r], blk[r], a);
         }
     }
     for (int32_t j = 0; j < m; ++j)

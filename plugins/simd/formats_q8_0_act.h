@@ -27,6 +27,7 @@ struct Block32Common {
     using Block = SignedBlock32;
     using Acc = Acc8;
     static inline Acc init() { return {_mm256_setzero_ps()}; }
+    template <bool Wide>
     static inline void step(Acc &s, const Block &b, const uint8_t *a) {
         const __m256i lanes = Isa::dot4(_mm256_setzero_si256(), b.aw, _mm256_sign_epi8(load256(a + 2), b.w));
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * fp16(a)), _mm256_cvtepi32_ps(lanes), s.acc);
@@ -77,6 +78,7 @@ struct NVFP4 {
         }
         for (int s = 0; s < 4; ++s) b.s[s] = ue4m3_half(p[s]);
     }
+    template <bool Wide>
     static inline void step(Acc &st, const Block &b, const uint8_t *a) {
         for (int h = 0; h < 2; ++h) {
             const uint8_t *ab = a + 34 * h;

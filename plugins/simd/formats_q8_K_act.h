@@ -44,19 +44,18 @@ inline void k4_scales_mins(const uint8_t *S, __m256i sc[8], __m256i &mins16) {
         _mm_shuffle_epi8(v, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
 }
 
-// The int lanes of a super-block from 8 chunks of 32 unsigned quants and their scales.
+// The int lanes of a super-block from 8 chunks of 32 quants and their scales (the ISA layer's
+// loop: 256-bit per chunk, or, where the layer has it and Wide, 512-bit per chunk pair; Wide is
+// set on the rows path, whose decoded blocks sit in memory by then).
+template <bool Wide>
 inline __m256i chunk_lanes(const __m256i q[8], const __m256i sc[8], const uint8_t *a) {
-    __m256i sumi = _mm256_setzero_si256();
-    for (int c = 0; c < 8; ++c) sumi = Isa::dot4_scaled(sumi, q[c], load256(q8k::qs(a) + 32 * c), sc[c]);
-    return sumi;
+    return Isa::template scaled_lanes8<Wide>(q, sc, reinterpret_cast<const int8_t *>(q8k::qs(a)));
 }
 
 // The same with signed quants: |q| against sign(q) * a.
+template <bool Wide>
 inline __m256i signed_chunk_lanes(const __m256i q[8], const __m256i aq[8], const __m256i sc[8], const uint8_t *a) {
-    __m256i sumi = _mm256_setzero_si256();
-    for (int c = 0; c < 8; ++c)
-        sumi = Isa::dot4_scaled(sumi, aq[c], _mm256_sign_epi8(load256(q8k::qs(a) + 32 * c), q[c]), sc[c]);
-    return sumi;
+    return Isa::template signed_scaled_lanes8<Wide>(q, aq, sc, reinterpret_cast<const int8_t *>(q8k::qs(a)));
 }
 
 // Q4_K: fp16 d | fp16 dmin | scales[12] | qs[128]. Mins in a 4-lane accumulator:
@@ -86,12 +85,13 @@ struct Q4_K {
             b.q[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(x, 4), m4);
         }
     }
+    template <bool Wide>
     static inline void step(Acc &s, const Block &b, const uint8_t *a) {
         const float D = f32(a);
         const __m256i e = _mm256_madd_epi16(b.mins16, q8k::bsums(a));  // e_j = m_j T_j
         const __m128i pm = _mm_hadd_epi32(_mm256_castsi256_si128(e), _mm256_extracti128_si256(e, 1));
         s.accm = _mm_fmadd_ps(_mm_set1_ps((-D) * b.dmin), _mm_cvtepi32_ps(pm), s.accm);
-        const __m256i lanes = chunk_lanes(b.q, b.sc, a);
+        const __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc) + hsum4(s.accm); }
@@ -134,11 +134,12 @@ struct Q5_K {
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
         return _mm_cvtsi128_si32(s);
     }
+    template <bool Wide>
     static inline void step(Acc &s, const Block &b, const uint8_t *a) {
         const float D = f32(a);
         const int32_t M = hsum_i32(_mm256_madd_epi16(b.mins16, q8k::bsums(a)));
         s.summs = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss((-D) * b.dmin), _mm_set_ss(float(M)), _mm_set_ss(s.summs)));
-        const __m256i lanes = chunk_lanes(b.q, b.sc, a);
+        const __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc) + s.summs; }
@@ -175,8 +176,9 @@ struct Q6_K {
             }
         }
     }
+    template <bool Wide>
     static inline void step(Acc &s, const Block &b, const uint8_t *a) {
-        __m256i lanes = chunk_lanes(b.q, b.sc, a);
+        __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
         const __m256i off = _mm256_madd_epi16(b.scales16, q8k::bsums(a));
         lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(off, 5));
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(f32(a) * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
@@ -210,11 +212,12 @@ struct Q2_K {
             for (int g = 0; g < 4; ++g) b.q[4 * h + g] = _mm256_and_si256(_mm256_srli_epi16(x, 2 * g), m2);
         }
     }
+    template <bool Wide>
     static inline void step(Acc &s, const Block &b, const uint8_t *a) {
         const float D = f32(a);
         const __m256i mins = _mm256_madd_epi16(b.mins16, q8k::bsums(a));
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps((-D) * b.dmin), _mm256_cvtepi32_ps(mins), s.acc);
-        const __m256i lanes = chunk_lanes(b.q, b.sc, a);
+        const __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
@@ -251,8 +254,9 @@ struct Q3_K {
             }
         }
     }
+    template <bool Wide>
     static inline void step(Acc &s, const Block &b, const uint8_t *a) {
-        const __m256i lanes = signed_chunk_lanes(b.q, b.aq, b.sc, a);
+        const __m256i lanes = signed_chunk_lanes<Wide>(b.q, b.aq, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(f32(a) * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
@@ -283,8 +287,9 @@ struct IQ4_XS {
             b.aq[sb] = _mm256_abs_epi8(b.q[sb]);
         }
     }
+    template <bool Wide>
     static inline void step(Acc &s, const Block &b, const uint8_t *a) {
-        const __m256i lanes = signed_chunk_lanes(b.q, b.aq, b.sc, a);
+        const __m256i lanes = signed_chunk_lanes<Wide>(b.q, b.aq, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * f32(a)), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
@@ -324,10 +329,9 @@ struct IQ3_S {
             b.sgn[sb] = _mm256_or_si256(neg, _mm256_set1_epi8(1));
         }
     }
+    template <bool Wide>
     static inline void step(Acc &s, const Block &b, const uint8_t *a) {
-        __m256i sumi = _mm256_setzero_si256();
-        for (int c = 0; c < 8; ++c)
-            sumi = Isa::dot4_scaled(sumi, b.mag[c], _mm256_sign_epi8(load256(q8k::qs(a) + 32 * c), b.sgn[c]), b.sc[c]);
+        const __m256i sumi = signed_chunk_lanes<Wide>(b.sgn, b.mag, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * f32(a)), _mm256_cvtepi32_ps(sumi), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
