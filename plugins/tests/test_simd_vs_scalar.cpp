@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -126,6 +127,16 @@ struct Case {
     std::vector<float> deq_first, deq_last;
 };
 
+// Activations 1-3 are edge cases: all zeros (Q8_0 / Q8_K scale 0, bsums 0), a few huge outliers
+// (every other quant of their blocks rounds to 0 or +-1) and the extreme quants +-127 everywhere.
+void edge_pattern(int32_t j, std::vector<float> &x, std::mt19937_64 &rng) {
+    if (j == 1) std::fill(x.begin(), x.end(), 0.0f);
+    if (j == 2)
+        for (size_t k = 0; k < x.size(); k += 1 + rng() % 97) x[k] *= 1000.0f;
+    if (j == 3)
+        for (size_t k = 0; k < x.size(); ++k) x[k] = (k * 7 + rng() % 3) % 2 ? 4.0f : -4.0f;
+}
+
 const Case &reference(int32_t qtype, int32_t in, int32_t out, int32_t acts) {
     static std::map<std::tuple<int32_t, int32_t, int32_t>, std::unique_ptr<Case>> cache;
     std::unique_ptr<Case> &slot = cache[{qtype, in, out}];
@@ -143,7 +154,8 @@ const Case &reference(int32_t qtype, int32_t in, int32_t out, int32_t acts) {
     const memra_kernel_v1 &sk = testkit::scalar_kernel(qtype);
     c.ref.resize(size_t(out) * size_t(acts));
     for (int32_t j = 0; j < acts; ++j) {
-        const std::vector<float> x = testkit::random_input(in, rng);
+        std::vector<float> x = testkit::random_input(in, rng);
+        edge_pattern(j, x, rng);
         const std::vector<uint8_t> q = testkit::quantize_activation(info.act_format, x.data(), in);
         std::memcpy(&c.xq[size_t(j) * c.stride], q.data(), c.act_bytes);
         sk.gemv(c.w.data(), c.row_bytes, out, in, &c.xq[size_t(j) * c.stride], &c.ref[size_t(j) * out]);
@@ -188,9 +200,12 @@ TEST_P(SimdVsScalar, BitExact) {
             const Case &c = reference(info.id, in, out, small ? 64 : 5);
             SCOPED_TRACE(build + " " + info.name + " in=" + std::to_string(in) + " out=" + std::to_string(out));
             std::vector<float> y(static_cast<size_t>(out));
-            k->gemv(c.w.data(), c.row_bytes, out, in, c.xq.data(), y.data());
-            ASSERT_EQ(std::memcmp(y.data(), c.ref.data(), y.size() * 4), 0)
-                << "gemv: " << first_difference(y.data(), c.ref.data(), y.size());
+            for (int32_t j = 0; j < 4; ++j) {  // the random activation and the three edge cases
+                const float *want = &c.ref[size_t(j) * out];
+                k->gemv(c.w.data(), c.row_bytes, out, in, &c.xq[size_t(j) * c.stride], y.data());
+                ASSERT_EQ(std::memcmp(y.data(), want, y.size() * 4), 0)
+                    << "gemv, activation " << j << ": " << first_difference(y.data(), want, y.size());
+            }
             for (int32_t m : small ? std::vector<int32_t>{1, 2, 5, 64} : std::vector<int32_t>{2, 5}) {
                 const size_t ldy = size_t(out) + 3;
                 std::vector<float> ym(ldy * size_t(m), -7.0f);
@@ -238,6 +253,31 @@ TEST_P(SimdModule, EntryPointHasNoVexAndNoStaticConstructors) {
     const std::string syms = run_command("nm '" + path + "' 2>&1", &status);
     ASSERT_EQ(status, 0) << syms;
     EXPECT_EQ(syms.find("_GLOBAL__sub_I"), std::string::npos) << "a translation unit has a static constructor";
+}
+
+// Each module holds only the instructions its manifest promises: no AVX-512 (zmm or opmask
+// registers) outside the avx512 plugin, and no VNNI in the avx2 plugin.
+TEST_P(SimdModule, UsesOnlyItsOwnIsa) {
+    const std::string name = GetParam();
+    const std::string path = kBackendDir + "/memra-backend-" + name + ".so";
+    int status = 0;
+    const std::string dis = run_command("objdump -d --no-show-raw-insn '" + path + "' 2>&1", &status);
+    ASSERT_EQ(status, 0) << dis;
+    auto count = [&dis](const std::string &needle) {
+        size_t n = 0;
+        for (size_t at = dis.find(needle); at != std::string::npos; at = dis.find(needle, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_GT(count("vpmaddubsw"), 0u) << name << ": no SIMD kernels in the module?";
+    if (name != "avx512") {
+        EXPECT_EQ(count("%zmm"), 0u) << name << " contains AVX-512 (zmm) code";
+        EXPECT_EQ(count("{%k"), 0u) << name << " contains AVX-512 (masked) code";
+        EXPECT_EQ(count("{evex}"), 0u) << name << " contains EVEX-encoded code";
+    } else {
+        EXPECT_GT(count("%zmm"), 0u) << "the avx512 module has no 512-bit code";
+    }
+    if (name == "avx2") EXPECT_EQ(count("vpdp"), 0u) << "the avx2 module contains VNNI code";
+    else EXPECT_GT(count("vpdpbusd"), 0u) << name << " has no vpdpbusd";
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, SimdModule, ::testing::ValuesIn(kPlugins),
