@@ -70,10 +70,11 @@ constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
 // The drivers. A format F provides:
 //   kElems, kBytes        weight block geometry
 //   kActBytes             bytes of the activation that one weight block pairs with
+//   Act, act(a)           that activation block prepared once for all the rows of a tile
 //   Block                 one weight block decoded into registers / stack
 //   Acc                   one (row, activation) accumulator state; init() -> zero state
 //   decode(blk, Block &)  once per weight block
-//   step<Wide>(Acc &, const Block &, const uint8_t *act)  the block's fmas, in the canonical
+//   step<Wide>(Acc &, const Block &, const Act &)  the block's fmas, in the canonical
 //                         order (Wide: the rows path, see formats_q8_K_act.h)
 //   finish(const Acc &) -> float
 // R rows are processed together, sharing each activation block; every weight block is decoded
@@ -94,8 +95,8 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
             F::decode(p, blk[r]);
         }
         for (int32_t j = 0; j < m; ++j) {
-            const uint8_t *a = xq + size_t(j) * xq_stride + size_t(b) * F::kActBytes;
-            for (int r = 0; r < R; ++r) F::template step<(MaxM > 1)>(acc[j][r], blk[r], a);
+            const typename F::Act x = F::act(xq + size_t(j) * xq_stride + size_t(b) * F::kActBytes);
+            for (int r = 0; r < R; ++r) F::template step<(MaxM > 1)>(acc[j][r], blk[r], x);
         }
     }
     for (int32_t j = 0; j < m; ++j)

@@ -21,16 +21,24 @@ struct Acc8 {
     __m256 acc;
 };
 
+// One Q8_0 activation block, prepared once and shared by the rows of a tile.
+struct Act0 {
+    const uint8_t *a;
+    float d;
+};
+
 struct Block32Common {
     static constexpr int kElems = 32;
     static constexpr size_t kActBytes = 34;
+    using Act = Act0;
+    static inline Act act(const uint8_t *a) { return {a, fp16(a)}; }
     using Block = SignedBlock32;
     using Acc = Acc8;
     static inline Acc init() { return {_mm256_setzero_ps()}; }
     template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
-        const __m256i lanes = Isa::dot4(_mm256_setzero_si256(), b.aw, _mm256_sign_epi8(load256(a + 2), b.w));
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * fp16(a)), _mm256_cvtepi32_ps(lanes), s.acc);
+    static inline void step(Acc &s, const Block &b, const Act &x) {
+        const __m256i lanes = Isa::dot4(_mm256_setzero_si256(), b.aw, _mm256_sign_epi8(load256(x.a + 2), b.w));
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * x.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
@@ -60,6 +68,11 @@ struct NVFP4 {
     static constexpr int kElems = 64;
     static constexpr size_t kBytes = 36;
     static constexpr size_t kActBytes = 68;
+    struct Act {
+        const uint8_t *a;
+        float d[2];
+    };
+    static inline Act act(const uint8_t *a) { return {a, {fp16(a), fp16(a + 34)}}; }
     struct Block {
         __m256i w[2], aw[2];
         float s[4];
@@ -79,10 +92,10 @@ struct NVFP4 {
         for (int s = 0; s < 4; ++s) b.s[s] = ue4m3_half(p[s]);
     }
     template <bool Wide>
-    static inline void step(Acc &st, const Block &b, const uint8_t *a) {
+    static inline void step(Acc &st, const Block &b, const Act &x) {
         for (int h = 0; h < 2; ++h) {
-            const uint8_t *ab = a + 34 * h;
-            const float da = fp16(ab);
+            const uint8_t *ab = x.a + 34 * h;
+            const float da = x.d[h];
             const __m256i lanes = Isa::dot4(_mm256_setzero_si256(), b.aw[h], _mm256_sign_epi8(load256(ab + 2), b.w[h]));
             const __m256 scale = _mm256_setr_m128(_mm_set1_ps(b.s[2 * h] * da), _mm_set1_ps(b.s[2 * h + 1] * da));
             st.acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(lanes), st.acc);

@@ -25,10 +25,24 @@ struct Acc8 {
     __m256 acc;
 };
 
+// One Q8_K activation block as the steps read it, prepared once per block and shared by all the
+// rows of a tile: D, bsums (16 x int16) and T_j = bs[2j] + bs[2j+1] (8 x int16, |T| <= 4064).
+// Formats take what they use; the compiler drops the rest.
+struct ActK {
+    const uint8_t *a;
+    float D;
+    __m256i bs;
+    __m128i T;
+};
+inline ActK act_k(const uint8_t *a) {
+    const __m256i bs = load256(a + 260);
+    return {a, f32(a), bs, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1))};
+}
+
 // Q4_K / Q5_K: the 12-byte packing of eight 6-bit scales and mins (get_scale_min_k4) unpacked
 // as ggml's AVX2 kernels do, into bytes 0-7 = scales, 8-15 = mins; then sc[c] = scale c for
-// both halves of chunk c, mins16 = int16 t -> min(t / 2).
-inline void k4_scales_mins(const uint8_t *S, __m256i sc[8], __m256i &mins16) {
+// both halves of chunk c, mins8 = int16 j -> min(j).
+inline void k4_scales_mins(const uint8_t *S, __m256i sc[8], __m128i &mins8) {
     uint32_t u[4];
     std::memcpy(u, S, 12);
     constexpr uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
@@ -40,8 +54,7 @@ inline void k4_scales_mins(const uint8_t *S, __m256i sc[8], __m256i &mins16) {
     const __m128i v = load128(u);
     const __m256i bytes = broadcast128(v);
     for (int c = 0; c < 8; ++c) sc[c] = scales_from_bytes(bytes, c, c);
-    mins16 = _mm256_cvtepu8_epi16(
-        _mm_shuffle_epi8(v, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+    mins8 = _mm_cvtepu8_epi16(_mm_srli_si128(v, 8));
 }
 
 // The int lanes of a super-block from 8 chunks of 32 quants and their scales (the ISA layer's
@@ -64,9 +77,11 @@ struct Q4_K {
     static constexpr int kElems = 256;
     static constexpr size_t kBytes = 144;
     static constexpr size_t kActBytes = q8k::kBytes;
+    using Act = ActK;
+    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], sc[8];
-        __m256i mins16;  // int16 t = min(t / 2), t < 16
+        __m128i mins8;  // int16 j = min(j)
         float d, dmin;
     };
     struct Acc {
@@ -77,7 +92,7 @@ struct Q4_K {
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p);
         b.dmin = fp16(p + 2);
-        k4_scales_mins(p + 4, b.sc, b.mins16);
+        k4_scales_mins(p + 4, b.sc, b.mins8);
         const __m256i m4 = _mm256_set1_epi8(0x0F);
         for (int c = 0; c < 4; ++c) {
             const __m256i x = load256(p + 16 + 32 * c);
@@ -86,10 +101,10 @@ struct Q4_K {
         }
     }
     template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
-        const float D = f32(a);
-        const __m256i e = _mm256_madd_epi16(b.mins16, q8k::bsums(a));  // e_j = m_j T_j
-        const __m128i pm = _mm_hadd_epi32(_mm256_castsi256_si128(e), _mm256_extracti128_si256(e, 1));
+    static inline void step(Acc &s, const Block &b, const Act &x) {
+        const uint8_t *a = x.a;
+        const float D = x.D;
+        const __m128i pm = _mm_madd_epi16(b.mins8, x.T);  // m_{2m} T_{2m} + m_{2m+1} T_{2m+1}
         s.accm = _mm_fmadd_ps(_mm_set1_ps((-D) * b.dmin), _mm_cvtepi32_ps(pm), s.accm);
         const __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
@@ -103,9 +118,11 @@ struct Q5_K {
     static constexpr int kElems = 256;
     static constexpr size_t kBytes = 176;
     static constexpr size_t kActBytes = q8k::kBytes;
+    using Act = ActK;
+    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], sc[8];
-        __m256i mins16;
+        __m128i mins8;  // int16 j = min(j)
         float d, dmin;
     };
     struct Acc {
@@ -116,7 +133,7 @@ struct Q5_K {
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p);
         b.dmin = fp16(p + 2);
-        k4_scales_mins(p + 4, b.sc, b.mins16);
+        k4_scales_mins(p + 4, b.sc, b.mins8);
         const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
         const __m256i qh = load256(p + 16);
         for (int c = 0; c < 4; ++c) {
@@ -128,16 +145,16 @@ struct Q5_K {
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(x, 4), m4), _mm256_slli_epi16(h1, 4));
         }
     }
-    static inline int32_t hsum_i32(__m256i v) {
-        __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    static inline int32_t hsum_i32(__m128i s) {
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
         return _mm_cvtsi128_si32(s);
     }
     template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
-        const float D = f32(a);
-        const int32_t M = hsum_i32(_mm256_madd_epi16(b.mins16, q8k::bsums(a)));
+    static inline void step(Acc &s, const Block &b, const Act &x) {
+        const uint8_t *a = x.a;
+        const float D = x.D;
+        const int32_t M = hsum_i32(_mm_madd_epi16(b.mins8, x.T));  // sum_j m_j T_j
         s.summs = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss((-D) * b.dmin), _mm_set_ss(float(M)), _mm_set_ss(s.summs)));
         const __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
@@ -151,6 +168,8 @@ struct Q6_K {
     static constexpr int kElems = 256;
     static constexpr size_t kBytes = 210;
     static constexpr size_t kActBytes = q8k::kBytes;
+    using Act = ActK;
+    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], sc[8];
         __m256i scales16;  // int16 t = sc_t
@@ -177,11 +196,12 @@ struct Q6_K {
         }
     }
     template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+    static inline void step(Acc &s, const Block &b, const Act &x) {
+        const uint8_t *a = x.a;
         __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
-        const __m256i off = _mm256_madd_epi16(b.scales16, q8k::bsums(a));
+        const __m256i off = _mm256_madd_epi16(b.scales16, x.bs);
         lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(off, 5));
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(f32(a) * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(x.D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
@@ -192,6 +212,8 @@ struct Q2_K {
     static constexpr int kElems = 256;
     static constexpr size_t kBytes = 84;
     static constexpr size_t kActBytes = q8k::kBytes;
+    using Act = ActK;
+    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], sc[8];
         __m256i mins16;  // int16 t = min_t
@@ -213,9 +235,10 @@ struct Q2_K {
         }
     }
     template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
-        const float D = f32(a);
-        const __m256i mins = _mm256_madd_epi16(b.mins16, q8k::bsums(a));
+    static inline void step(Acc &s, const Block &b, const Act &x) {
+        const uint8_t *a = x.a;
+        const float D = x.D;
+        const __m256i mins = _mm256_madd_epi16(b.mins16, x.bs);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps((-D) * b.dmin), _mm256_cvtepi32_ps(mins), s.acc);
         const __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
@@ -229,6 +252,8 @@ struct Q3_K {
     static constexpr int kElems = 256;
     static constexpr size_t kBytes = 110;
     static constexpr size_t kActBytes = q8k::kBytes;
+    using Act = ActK;
+    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], aq[8], sc[8];
         float d;
@@ -255,9 +280,10 @@ struct Q3_K {
         }
     }
     template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+    static inline void step(Acc &s, const Block &b, const Act &x) {
+        const uint8_t *a = x.a;
         const __m256i lanes = signed_chunk_lanes<Wide>(b.q, b.aq, b.sc, a);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(f32(a) * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(x.D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
@@ -269,6 +295,8 @@ struct IQ4_XS {
     static constexpr int kElems = 256;
     static constexpr size_t kBytes = 136;
     static constexpr size_t kActBytes = q8k::kBytes;
+    using Act = ActK;
+    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], aq[8], sc[8];
         float d;
@@ -288,9 +316,10 @@ struct IQ4_XS {
         }
     }
     template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+    static inline void step(Acc &s, const Block &b, const Act &x) {
+        const uint8_t *a = x.a;
         const __m256i lanes = signed_chunk_lanes<Wide>(b.q, b.aq, b.sc, a);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * f32(a)), _mm256_cvtepi32_ps(lanes), s.acc);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * x.D), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
@@ -302,6 +331,8 @@ struct IQ3_S {
     static constexpr int kElems = 256;
     static constexpr size_t kBytes = 110;
     static constexpr size_t kActBytes = q8k::kBytes;
+    using Act = ActK;
+    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i mag[8], sgn[8], sc[8];  // sgn: +1 / -1 bytes
         float d;
@@ -330,9 +361,10 @@ struct IQ3_S {
         }
     }
     template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const uint8_t *a) {
+    static inline void step(Acc &s, const Block &b, const Act &x) {
+        const uint8_t *a = x.a;
         const __m256i sumi = signed_chunk_lanes<Wide>(b.sgn, b.mag, b.sc, a);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * f32(a)), _mm256_cvtepi32_ps(sumi), s.acc);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * x.D), _mm256_cvtepi32_ps(sumi), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
