@@ -116,6 +116,12 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
           int32_t m, float *y, size_t ldy) {
     const uint8_t *x = static_cast<const uint8_t *>(xq);
     if (m == 1) return gemv<F>(w, row_bytes, rows, n, xq, y);
+    if (m > kMaxM) {  // beyond the interface's 64: in slices, each result still gemv's
+        for (int32_t j = 0; j < m; j += kMaxM)
+            gemm<F>(w, row_bytes, rows, n, x + size_t(j) * xq_stride, xq_stride, m - j < kMaxM ? m - j : kMaxM,
+                    y + size_t(j) * ldy, ldy);
+        return;
+    }
     int32_t r = 0;
     for (; r + 4 <= rows; r += 4)
         tile<F, 4, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
