@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -39,6 +40,8 @@ const char *const kBuilds[] = {"avx2", "avxvnni", "avx512", "avxvnni_emulated"};
 
 // The CPU's feature flags as Linux reports them (/proc/cpuinfo "flags": CPUID as the kernel
 // sees it, with features the OS does not enable, e.g. AVX without XSAVE of YMM, removed).
+// MEMRA_TEST_HIDE_CPU_FEATURES="avx_vnni ..." hides some, to try the skips of another CPU
+// (e.g. "avx_vnni" for an AMD Zen 4: AVX-512 VNNI but no AVX-VNNI).
 const std::set<std::string> &cpu_flags() {
     static const std::set<std::string> flags = [] {
         std::set<std::string> f;
@@ -49,6 +52,10 @@ const std::set<std::string> &cpu_flags() {
             std::istringstream words(line.substr(line.find(':') + 1));
             for (std::string w; words >> w;) f.insert(w);
             break;
+        }
+        if (const char *hide = std::getenv("MEMRA_TEST_HIDE_CPU_FEATURES")) {
+            std::istringstream words(hide);
+            for (std::string w; words >> w;) f.erase(w);
         }
         return f;
     }();
@@ -253,6 +260,31 @@ TEST_P(SimdModule, EntryPointHasNoVexAndNoStaticConstructors) {
     const std::string syms = run_command("nm '" + path + "' 2>&1", &status);
     ASSERT_EQ(status, 0) << syms;
     EXPECT_EQ(syms.find("_GLOBAL__sub_I"), std::string::npos) << "a translation unit has a static constructor";
+}
+
+// The core refuses a plugin whose table's required_features differ from its manifest (and then
+// silently serves everything from a lower plugin), so check the two agree.
+TEST_P(SimdModule, TableFeaturesEqualManifest) {
+    const std::string name = GetParam();
+    static const char *const kNames[MEMRA_CPU_FEATURE_COUNT] = {
+        "sse2", "ssse3", "sse4_1", "sse4_2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi1", "bmi2",
+        "avx_vnni", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni", "avx512_bf16"};
+    uint64_t want = 0;
+    for (const std::string &f : manifest_requires(name)) {
+        int bit = -1;
+        for (int i = 0; i < MEMRA_CPU_FEATURE_COUNT; ++i)
+            if (f == kNames[i]) bit = i;
+        ASSERT_GE(bit, 0) << "manifest of " << name << " names unknown feature " << f;
+        want |= MEMRA_CPU_BIT(bit);
+    }
+    std::string why;
+    const memra_backend_v1 *t = build_table(name, &why);
+    if (!t) GTEST_SKIP() << why;
+    EXPECT_EQ(t->required_features, want) << name;
+    EXPECT_EQ(std::string(t->name), name);
+    EXPECT_EQ(t->interface_version, MEMRA_BACKEND_INTERFACE_VERSION);
+    EXPECT_EQ(t->struct_size, sizeof(memra_backend_v1));
+    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f) EXPECT_NE(t->quantize[f], nullptr) << "quantize[" << f << "]";
 }
 
 // Each module holds only the instructions its manifest promises: no AVX-512 (zmm or opmask
