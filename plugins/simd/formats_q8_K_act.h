@@ -344,15 +344,17 @@ struct IQ3_S {
         const __m256i bytesel = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
                                                  2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
         const __m256i bitsel = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
+        const __m256i lane_shift = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), one32 = _mm256_set1_epi32(1);
         alignas(16) int8_t S[16] = {};
         for (int sb = 0; sb < 8; ++sb) S[sb] = int8_t(scalar::iq3_s::scale(p, sb));
         const __m256i bytes = broadcast128(load128(S));
         for (int sb = 0; sb < 8; ++sb) {
             b.sc[sb] = scales_from_bytes(bytes, sb, sb);
-            const uint8_t qh = p[66 + sb];
-            alignas(32) uint32_t g[8];
-            for (int k = 0; k < 8; ++k) g[k] = kIq3sGrid[p[2 + 8 * sb + k] | (((qh >> k) & 1) << 8)];
-            b.mag[sb] = load256(g);
+            // grid index of group k: qs[8 sb + k] | bit k of qh[sb] << 8; one gather of 8 entries
+            const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(p + 2 + 8 * sb)));
+            const __m256i hi = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(p[66 + sb]), lane_shift), one32);
+            const __m256i idx = _mm256_or_si256(lo, _mm256_slli_epi32(hi, 8));
+            b.mag[sb] = _mm256_i32gather_epi32(reinterpret_cast<const int *>(kIq3sGrid), idx, 4);
             uint32_t bits;
             std::memcpy(&bits, p + 74 + 4 * sb, 4);
             const __m256i sbytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int32_t(bits)), bytesel);
