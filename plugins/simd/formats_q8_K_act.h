@@ -51,7 +51,7 @@ inline void k4_scales_mins(const uint8_t *S, __m256i sc[8], __m128i &mins8) {
     u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
     u[2] = uaux;
     u[0] &= kmask1;
-    const __m128i v = load128(u);
+    const __m128i v = _mm_setr_epi32(int32_t(u[0]), int32_t(u[1]), int32_t(u[2]), int32_t(u[3]));
     const __m256i bytes = broadcast128(v);
     for (int c = 0; c < 8; ++c) sc[c] = scales_from_bytes(bytes, c, c);
     mins8 = _mm_cvtepu8_epi16(_mm_srli_si128(v, 8));
@@ -262,9 +262,19 @@ struct Q3_K {
     static inline Acc init() { return {_mm256_setzero_ps()}; }
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p + 108);
-        alignas(16) int8_t S[16];
-        for (int j = 0; j < 16; ++j) S[j] = int8_t(scalar::q3_K::scale(p, j));
-        const __m256i bytes = broadcast128(load128(S));
+        // scale j = (low4_j | high2_j << 4) - 32: low4 from bytes 0-7 (lo nibble for j < 8, hi
+        // for j >= 8), high2 from byte 8 + j % 4 at bit 2 (j / 4).
+        const uint8_t *S = p + 96;
+        const __m128i m4 = _mm_set1_epi8(0x0F);
+        const __m128i l8 = _mm_loadl_epi64(reinterpret_cast<const __m128i *>(S));
+        const __m128i low = _mm_unpacklo_epi64(_mm_and_si128(l8, m4), _mm_and_si128(_mm_srli_epi16(l8, 4), m4));
+        uint32_t h;
+        std::memcpy(&h, S + 8, 4);
+        constexpr uint32_t k3 = 0x03030303;
+        const __m128i high = _mm_setr_epi32(int32_t(h & k3), int32_t((h >> 2) & k3), int32_t((h >> 4) & k3),
+                                            int32_t((h >> 6) & k3));
+        const __m128i sc8 = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
+        const __m256i bytes = broadcast128(sc8);
         for (int c = 0; c < 8; ++c) b.sc[c] = scales_from_bytes(bytes, 2 * c, 2 * c + 1);
         const __m256i m2 = _mm256_set1_epi8(0x03), one = _mm256_set1_epi8(1), four = _mm256_set1_epi8(4);
         const __m256i hm = load256(p);
@@ -306,9 +316,16 @@ struct IQ4_XS {
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p);
         const __m256i table = _mm256_broadcastsi128_si256(load128(kValuesIq4nl));
-        alignas(16) int8_t S[16] = {};
-        for (int sb = 0; sb < 8; ++sb) S[sb] = int8_t(scalar::iq4_xs::scale(p, sb));
-        const __m256i bytes = broadcast128(load128(S));
+        // ls_sb = (nibble sb of scales_l | 2 bits sb of scales_h << 4) - 32, nibbles low first
+        uint32_t sl;
+        std::memcpy(&sl, p + 4, 4);
+        const uint32_t sh = load_u16(p + 2);
+        uint64_t high = 0;
+        for (int sb = 0; sb < 8; ++sb) high |= uint64_t((sh >> (2 * sb)) & 3) << (8 * sb + 4);
+        const __m128i v = _mm_cvtsi32_si128(int32_t(sl)), m4 = _mm_set1_epi8(0x0F);
+        const __m128i low = _mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
+        const __m128i sc8 = _mm_sub_epi8(_mm_or_si128(low, _mm_cvtsi64_si128(int64_t(high))), _mm_set1_epi8(32));
+        const __m256i bytes = broadcast128(sc8);
         for (int sb = 0; sb < 8; ++sb) {
             b.sc[sb] = scales_from_bytes(bytes, sb, sb);
             b.q[sb] = _mm256_shuffle_epi8(table, nibbles_lo_hi(load128(p + 8 + 16 * sb)));
@@ -345,9 +362,12 @@ struct IQ3_S {
                                                  2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
         const __m256i bitsel = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
         const __m256i lane_shift = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), one32 = _mm256_set1_epi32(1);
-        alignas(16) int8_t S[16] = {};
-        for (int sb = 0; sb < 8; ++sb) S[sb] = int8_t(scalar::iq3_s::scale(p, sb));
-        const __m256i bytes = broadcast128(load128(S));
+        // ls_sb = 1 + 2 * (nibble sb of scales[4]), nibbles low first
+        uint32_t s4;
+        std::memcpy(&s4, p + 106, 4);
+        const __m128i v = _mm_cvtsi32_si128(int32_t(s4)), m4 = _mm_set1_epi8(0x0F);
+        const __m128i nib = _mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
+        const __m256i bytes = broadcast128(_mm_add_epi8(_mm_add_epi8(nib, nib), _mm_set1_epi8(1)));
         for (int sb = 0; sb < 8; ++sb) {
             b.sc[sb] = scales_from_bytes(bytes, sb, sb);
             // grid index of group k: qs[8 sb + k] | bit k of qh[sb] << 8; one gather of 8 entries
