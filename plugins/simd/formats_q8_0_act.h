@@ -6,6 +6,7 @@
 #include "common/fp_convert.h"
 #include "common/tables.h"
 #include "simd/common.h"
+#include "simd/ue4m3_table.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -89,7 +90,7 @@ struct NVFP4 {
             b.w[h] = _mm256_shuffle_epi8(table, codes);
             b.aw[h] = _mm256_abs_epi8(b.w[h]);
         }
-        for (int s = 0; s < 4; ++s) b.s[s] = ue4m3_half(p[s]);
+        for (int s = 0; s < 4; ++s) b.s[s] = kUe4m3Half.v[p[s]];
     }
     template <bool Wide>
     static inline void step(Acc &st, const Block &b, const Act &x) {

@@ -25,7 +25,9 @@
 #include <vector>
 
 #include "formats.h"
+#include "common/fp_convert.h"
 #include "isa_scan.h"
+#include "simd/ue4m3_table.h"
 #include "synthetic_weights.h"
 #include "test_util.h"
 
@@ -239,6 +241,13 @@ INSTANTIATE_TEST_SUITE_P(Builds, SimdVsScalar,
                          [](const auto &i) {
                              return std::string(std::get<0>(i.param)) + "_" + std::get<1>(i.param);
                          });
+
+// The SIMD builds decode NVFP4 scale bytes by table; it must equal ue4m3_half for all 256 (the
+// synthetic weights only use exponents 1 and 2).
+TEST(SimdTables, Ue4m3TableEqualsTheConversionForEveryByte) {
+    for (int x = 0; x < 256; ++x)
+        ASSERT_EQ(bits(memra::simd::kUe4m3Half.v[x]), bits(ue4m3_half(uint8_t(x)))) << "byte " << x;
+}
 
 // Each SIMD module is loaded by a core that has only read its manifest: the entry point (run
 // right after dlopen) must be baseline x86-64 code, and no translation unit may have a
