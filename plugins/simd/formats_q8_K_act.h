@@ -4,9 +4,10 @@
 // ONE fma with D = D_q8K * d (same operand order as the scalar code), and each format's min or
 // offset term exactly where the scalar code puts it.
 //
-// Operand ranges for the AVX2 layer's vpmaddubsw (pair sums must fit int16; activations are
-// -127..127): Q4_K 0..15, Q5_K 0..31, Q6_K 0..63, Q2_K 0..3 unsigned; Q3_K |q| <= 4, IQ4_XS
-// |v| <= 127, IQ3_S 1..15 with the sign moved onto the activation.
+// Operand ranges for vpmaddubsw, which every layer's dot4_scaled uses (pair sums must fit int16;
+// activations are -127..127): Q4_K 0..15, Q5_K 0..31, Q6_K 0..63, Q2_K 0..3 unsigned; Q3_K
+// |q| <= 4, IQ4_XS |v| <= 127 (pairs <= 32258), IQ3_S 1..15 with the sign moved onto the
+// activation. Scales: int8-range multipliers (Q6_K's int8, the others 6 bits or less).
 #pragma once
 
 #include "common/tables.h"
@@ -15,7 +16,7 @@
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-namespace q8k {
+namespace q8k {  // f32 d | int8 qs[256] | int16 bsums[16]
 constexpr size_t kBytes = 292;
 inline const uint8_t *qs(const uint8_t *a) { return a + 4; }
 inline __m256i bsums(const uint8_t *a) { return load256(a + 260); }  // 16 x int16
@@ -35,7 +36,7 @@ struct ActK {
     __m128i T;
 };
 inline ActK act_k(const uint8_t *a) {
-    const __m256i bs = load256(a + 260);
+    const __m256i bs = q8k::bsums(a);
     return {a, f32(a), bs, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1))};
 }
 
