@@ -180,7 +180,7 @@ Model parse(const uint8_t *data, size_t size) {
     Model m;
     m.file_size = size;
     const uint32_t magic = c.read<uint32_t>("magic");
-    if (magic != kMagic) c.fail("not a GGUF file (the magic is not \"GGUF\")");
+    if (magic != kMagic) throw ParseError("at byte 0: not a GGUF file (the magic is not \"GGUF\")");
     m.version = c.read<uint32_t>("version");
     if (m.version != 2 && m.version != 3)
         c.fail("GGUF version " + std::to_string(m.version) +
