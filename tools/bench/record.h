@@ -1,0 +1,48 @@
+// One measured quantity and its context: what was called (mode, variant), on which plugin and
+// format, with how many threads, how many bytes each sample moved, and the sample statistics.
+// Children send records to the parent as JSON lines; the parent writes the same fields to --json
+// and --csv (docs/benchmarks.md, "Output schema").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "json_reader.h"
+#include "json_writer.h"
+#include "sampler.h"
+
+namespace memra::bench {
+
+struct Record {
+    std::string mode;       // bandwidth | token | rows | file
+    std::string variant;    // bandwidth: read, read_4k, pread; token: memory; rows: token, rows;
+                            // file: pread, cold, prefetched, warm
+    std::string backend;    // "" for bandwidth records
+    std::string served_by;  // the plugin whose kernel ran this format ("" if unknown)
+    std::string format;     // "" for bandwidth records
+    int32_t threads = 1;
+    int32_t experts = 0;    // experts per call (token calls), 1 for rows
+    int32_t rows = 0;       // rows per call (rows variant), else 0
+    int32_t stored = 0;     // distinct stored experts the calls rotated through (0: bandwidth)
+    uint64_t bytes = 0;     // bytes read per sample: weights for calls, buffer or file for bandwidth
+    Summary seconds;        // per sample
+    std::string note;       // free text: the read loop, cache hits, reused regions...
+    // Filled where the comparison exists (ratio < 0: absent).
+    double bandwidth_gbps = -1;  // the measured read bandwidth at this thread count
+    std::string relative_to;     // rows: "token"; file cold: "pread", warm: "memory", prefetched: "cold"
+    double relative = -1;        // rows: time ratio; cold/warm: GB/s ratio; prefetched: exposed-wait ratio
+    double exposed_wait_s = -1;  // file cold/prefetched: median time beyond the warm call's
+
+    double gbps() const { return seconds.median > 0 ? double(bytes) / seconds.median / 1e9 : 0; }
+    // GB/s at the slow (p90 time) and fast (p10 time) ends of the samples.
+    double gbps_low() const { return seconds.p90 > 0 ? double(bytes) / seconds.p90 / 1e9 : 0; }
+    double gbps_high() const { return seconds.p10 > 0 ? double(bytes) / seconds.p10 / 1e9 : 0; }
+    double ratio_to_bandwidth() const { return bandwidth_gbps > 0 ? gbps() / bandwidth_gbps : -1; }
+};
+
+void write_record(tools::JsonWriter &out, const Record &r);
+
+// Inverse of write_record; throws std::runtime_error naming a missing or mistyped key.
+Record read_record(const json::Value &v);
+
+}  // namespace memra::bench

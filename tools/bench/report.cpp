@@ -1,0 +1,262 @@
+#include "report.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "json_writer.h"
+
+namespace memra::bench {
+namespace {
+
+std::string fmt(const char *format, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, format, v);
+    return buf;
+}
+
+std::string percent(double ratio) { return ratio >= 0 ? fmt("%.0f%%", 100 * ratio) : "-"; }
+
+// The record of that mode, variant, format and thread count (and row count, when rows >= 0).
+const Record *find(const std::vector<Record> &records, const std::string &mode, const std::string &variant,
+                   const std::string &format, int32_t threads, int32_t rows = -1) {
+    for (const Record &r : records)
+        if (r.mode == mode && r.variant == variant && r.format == format && r.threads == threads &&
+            (rows < 0 || r.rows == rows))
+            return &r;
+    return nullptr;
+}
+
+uint64_t read_llc_bytes() {
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0) return uint64_t(l3);
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index3/size");
+    uint64_t kib = 0;
+    if (f >> kib) return kib * 1024;
+    return 0;
+}
+
+void print_bandwidth(std::ostream &out, const Report &rep) {
+    if (rep.bandwidth.empty()) {
+        out << "read bandwidth: not measured (--modes without bandwidth): no ratios\n\n";
+        return;
+    }
+    out << "read bandwidth (" << rep.read_loop << " loop, pre-faulted buffer, median [p10-p90]):\n";
+    for (const Record &r : rep.bandwidth) {
+        const char *what = r.variant == "read" ? "memory, huge pages" : r.variant == "read_4k" ? "memory, 4 KiB pages" : "pread, cold";
+        char line[200];
+        std::snprintf(line, sizeof line, "  %-20s %4.0f MiB  %d thread%s  %7.2f GB/s [%.2f-%.2f]  (%d reps)\n", what,
+                      double(r.bytes) / double(1 << 20), r.threads, r.threads == 1 ? " " : "s", r.gbps(),
+                      r.gbps_low(), r.gbps_high(), r.seconds.reps);
+        out << line;
+    }
+    out << '\n';
+}
+
+void print_token(std::ostream &out, const Report &rep) {
+    const BenchOptions &o = rep.options;
+    out << "token path: memra_cpu_moe_token_v2, " << o.experts << " experts per call, shape n_embd "
+        << o.shape.n_embd << " n_ff " << o.shape.n_ff << ", weight bytes per second\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-7s %-8s %-9s %3s %8s %15s %6s %7s %4s %5s %7s\n", "format", "backend",
+                  "served-by", "thr", "GB/s", "p10-p90", "%bw", "target", "met", "reps", "stored");
+    out << line;
+    for (const BackendResult &b : rep.backends)
+        for (const Record &r : b.records) {
+            if (r.mode != "token") continue;
+            const double target = r.threads == 2 ? bandwidth_target(r.format) : -1;
+            const double ratio = r.ratio_to_bandwidth();
+            const char *met = target < 0 || ratio < 0 ? "" : ratio >= target ? "yes" : "NO";
+            std::snprintf(line, sizeof line, "  %-7s %-8s %-9s %3d %8.2f %15s %6s %7s %4s %5d %7s\n", r.format.c_str(),
+                          r.backend.c_str(), r.served_by.c_str(), r.threads, r.gbps(),
+                          (fmt("%.2f", r.gbps_low()) + "-" + fmt("%.2f", r.gbps_high())).c_str(),
+                          percent(ratio).c_str(), target < 0 ? "-" : percent(target).c_str(), met, r.seconds.reps,
+                          std::to_string(r.stored).c_str());
+            out << line;
+        }
+    out << '\n';
+}
+
+void print_rows(std::ostream &out, const Report &rep) {
+    out << "rows path: memra_cpu_expert_rows_v2 on one expert, time relative to one token call of it "
+           "(target: 32 rows <= " << kRows32Target << "x)\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-7s %-8s %3s %10s", "format", "backend", "thr", "token ms");
+    out << line;
+    for (int32_t m : rep.options.rows) {
+        std::snprintf(line, sizeof line, "%8s", ("m=" + std::to_string(m)).c_str());
+        out << line;
+    }
+    out << "  32<=8x\n";
+    for (const BackendResult &b : rep.backends)
+        for (const Record &token : b.records) {
+            if (token.mode != "rows" || token.variant != "token") continue;
+            std::snprintf(line, sizeof line, "  %-7s %-8s %3d %10.3f", token.format.c_str(), b.name.c_str(),
+                          token.threads, token.seconds.median * 1e3);
+            out << line;
+            std::string met;
+            for (int32_t m : rep.options.rows) {
+                const Record *r = find(b.records, "rows", "rows", token.format, token.threads, m);
+                out << (r ? fmt("%7.2fx", r->relative) : std::string("       -"));
+                if (r && m == 32) met = r->relative <= kRows32Target ? "yes" : "NO";
+            }
+            out << "  " << met << '\n';
+        }
+    out << '\n';
+}
+
+void print_file(std::ostream &out, const Report &rep) {
+    out << "file path: token calls on file-backed experts (file_fd/file_offset); GB/s of weight bytes; "
+           "exposed wait = time beyond the warm call's\n";
+    char line[320];
+    std::snprintf(line, sizeof line, "  %-7s %-8s %3s %8s %8s %6s %10s %9s %9s %8s %7s\n", "format", "backend", "thr",
+                  "pread", "cold", "%pread", "prefetched", "cold wait", "pref wait", "warm", "%memory");
+    out << line;
+    for (const BackendResult &b : rep.backends) {
+        std::vector<std::string> formats;
+        for (const Record &r : b.records)
+            if (r.mode == "file" && r.variant == "pread") formats.push_back(r.format);
+        for (const std::string &f : formats) {
+            auto get = [&](const char *variant, int32_t t) { return find(b.records, "file", variant, f, t); };
+            const Record *pread = get("pread", 1);
+            for (int32_t t : rep.options.threads) {
+                const Record *cold = get("cold", t), *pref = get("prefetched", t), *warm = get("warm", t);
+                if (!cold || !pref || !warm) continue;
+                std::snprintf(line, sizeof line, "  %-7s %-8s %3d %8.2f %8.2f %6s %10.2f %7.1fms %7.1fms %8.2f %7s\n",
+                              f.c_str(), b.name.c_str(), t, pread->gbps(), cold->gbps(), percent(cold->relative).c_str(),
+                              pref->gbps(), cold->exposed_wait_s * 1e3, pref->exposed_wait_s * 1e3, warm->gbps(),
+                              percent(warm->relative).c_str());
+                out << line;
+            }
+            for (const Record *r : {get("cold", rep.options.threads.front()), get("warm", rep.options.threads.front())})
+                if (r && !r->note.empty()) out << "    " << f << " " << b.name << " " << r->variant << ": " << r->note << '\n';
+        }
+    }
+    out << "  targets: cold >= 80% of pread, warm within 5% of the memory path\n\n";
+}
+
+}  // namespace
+
+Machine describe_machine() {
+    Machine m;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line))
+        if (line.compare(0, 10, "model name") == 0) {
+            m.cpu_model = line.substr(line.find(':') + 2);
+            break;
+        }
+    m.logical_cpus = int(std::thread::hardware_concurrency());
+    m.llc_bytes = read_llc_bytes();
+    return m;
+}
+
+double bandwidth_ceiling(const Report &report, int32_t threads) {
+    const Record *r = find(report.bandwidth, "bandwidth", report.options.hugepages ? "read" : "read_4k", "", threads);
+    return r ? r->gbps() : -1;
+}
+
+void attach_ceilings(Report &report) {
+    for (BackendResult &b : report.backends)
+        for (Record &r : b.records) r.bandwidth_gbps = bandwidth_ceiling(report, r.threads);
+}
+
+double bandwidth_target(const std::string &format) {
+    if (format == "f32") return -1;
+    if (format == "iq3_s") return 0.50;
+    return 0.85;
+}
+
+std::vector<const Record *> all_records(const Report &report) {
+    std::vector<const Record *> out;
+    for (const Record &r : report.bandwidth) out.push_back(&r);
+    for (const BackendResult &b : report.backends)
+        for (const Record &r : b.records) out.push_back(&r);
+    return out;
+}
+
+void print_tables(std::ostream &out, const Report &rep) {
+    const BenchOptions &o = rep.options;
+    out << "memra-bench " << rep.date << ": " << rep.machine.cpu_model << ", " << rep.machine.logical_cpus
+        << " logical CPUs, LLC " << rep.machine.llc_bytes / (1 << 20) << " MiB"
+        << (o.quick ? " (--quick: small sizes, numbers not meaningful)" : "") << "\n\n";
+    print_bandwidth(out, rep);
+    for (const BackendResult &b : rep.backends) {
+        if (!b.usable) out << "backend " << b.name << ": not measured: " << b.reason << '\n';
+        for (const std::string &e : b.errors) out << "backend " << b.name << ": FAILED " << e << '\n';
+    }
+    if (o.has(Mode::Token)) print_token(out, rep);
+    if (o.has(Mode::Rows)) print_rows(out, rep);
+    if (o.has(Mode::File)) print_file(out, rep);
+}
+
+void write_json(std::ostream &out, const Report &rep) {
+    const BenchOptions &o = rep.options;
+    tools::JsonWriter w(out);
+    w.begin_object().field("tool", "memra-bench").field("schema_version", int64_t(1)).field("date", rep.date);
+    w.key("machine").begin_object()
+        .field("cpu_model", rep.machine.cpu_model)
+        .field("logical_cpus", int64_t(rep.machine.logical_cpus))
+        .field("llc_bytes", int64_t(rep.machine.llc_bytes))
+        .field("read_loop", rep.read_loop)
+        .end_object();
+    w.key("settings").begin_object();
+    w.key("modes").begin_array();
+    for (Mode m : o.modes) w.value(mode_name(m));
+    w.end_array().key("formats").begin_array();
+    for (int32_t q : o.formats) w.value(format_name(q));
+    w.end_array().key("backends").begin_array();
+    for (const std::string &b : o.backends) w.value(b);
+    w.end_array().key("threads").begin_array();
+    for (int32_t t : o.threads) w.value(int64_t(t));
+    w.end_array().key("rows").begin_array();
+    for (int32_t m : o.rows) w.value(int64_t(m));
+    w.end_array();
+    w.field("n_embd", int64_t(o.shape.n_embd)).field("n_ff", int64_t(o.shape.n_ff))
+        .field("experts", int64_t(o.experts)).field("stored", int64_t(o.stored))
+        .field("hugepages", o.hugepages).field("quick", o.quick)
+        .field("min_reps", int64_t(o.min_reps)).field("max_seconds", o.max_seconds);
+    w.end_object();
+    w.key("backends").begin_array();
+    for (const BackendResult &b : rep.backends) {
+        w.begin_object().field("name", b.name).field("usable", b.usable).field("describe", b.describe)
+            .field("reason", b.reason);
+        w.key("errors").begin_array();
+        for (const std::string &e : b.errors) w.value(e);
+        w.end_array().end_object();
+    }
+    w.end_array();
+    w.key("results").begin_array();
+    for (const Record *r : all_records(rep)) write_record(w, *r);
+    w.end_array().end_object();
+    out << '\n';
+}
+
+std::string csv_header() {
+    return "mode,variant,backend,served_by,format,threads,experts,rows,stored,bytes,median_s,p10_s,p90_s,mad_s,"
+           "gbps,gbps_p10,gbps_p90,reps,settled,bandwidth_gbps,ratio_to_bandwidth,relative_to,relative,"
+           "exposed_wait_s,note";
+}
+
+void write_csv(std::ostream &out, const Report &rep) {
+    out << csv_header() << '\n';
+    auto optional = [](double v) { return v >= 0 ? fmt("%.6g", v) : std::string(); };
+    for (const Record *r : all_records(rep)) {
+        std::string note = r->note;
+        for (char &c : note)
+            if (c == '"') c = '\'';
+        out << r->mode << ',' << r->variant << ',' << r->backend << ',' << r->served_by << ',' << r->format << ','
+            << r->threads << ',' << r->experts << ',' << r->rows << ',' << r->stored << ',' << r->bytes << ','
+            << fmt("%.6g", r->seconds.median) << ',' << fmt("%.6g", r->seconds.p10) << ','
+            << fmt("%.6g", r->seconds.p90) << ',' << fmt("%.6g", r->seconds.mad) << ',' << fmt("%.6g", r->gbps())
+            << ',' << fmt("%.6g", r->gbps_low()) << ',' << fmt("%.6g", r->gbps_high()) << ',' << r->seconds.reps
+            << ',' << (r->seconds.settled ? "true" : "false") << ',' << optional(r->bandwidth_gbps) << ','
+            << optional(r->ratio_to_bandwidth()) << ',' << r->relative_to << ',' << optional(r->relative) << ','
+            << optional(r->exposed_wait_s) << ",\"" << note << "\"\n";
+    }
+}
+
+}  // namespace memra::bench

@@ -1,0 +1,144 @@
+#include "output_check.h"
+
+#include <boost/property_tree/ptree.hpp>
+#include <boost/property_tree/xml_parser.hpp>
+
+#include <functional>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "json_reader.h"
+#include "record.h"
+#include "report.h"
+
+namespace memra::bench {
+namespace {
+
+using Type = json::Value::Type;
+
+struct Key {
+    const char *name;
+    Type type;
+};
+
+// Throws naming the path of the first key missing or of the wrong type.
+void require(const json::Value &v, const std::string &where, std::initializer_list<Key> keys) {
+    for (const Key &k : keys) {
+        if (!v.has(k.name)) throw std::runtime_error(where + ": missing key '" + k.name + "'");
+        const json::Value &m = v.at(k.name);
+        if (!m.is(k.type))
+            throw std::runtime_error(where + "." + k.name + " is a " + json::type_name(m.type) + ", expected a " +
+                                     json::type_name(k.type));
+    }
+}
+
+void require_elements(const json::Value &array, const std::string &where, Type type) {
+    for (const json::Value &e : array.array)
+        if (!e.is(type)) throw std::runtime_error(where + " holds a " + std::string(json::type_name(e.type)) +
+                                                  ", expected " + json::type_name(type) + "s");
+}
+
+std::vector<std::string> split_csv_line(const std::string &line) {
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (char c : line) {
+        if (c == '"') quoted = !quoted;
+        else if (c == ',' && !quoted) fields.emplace_back();
+        else fields.back() += c;
+    }
+    return fields;
+}
+
+size_t count_elements(const boost::property_tree::ptree &t, const std::string &name) {
+    size_t n = 0;
+    for (const auto &child : t) n += (child.first == name) + count_elements(child.second, name);
+    return n;
+}
+
+std::string guarded(const std::function<void()> &check) {
+    try {
+        check();
+        return "";
+    } catch (const std::exception &e) {
+        return e.what();
+    }
+}
+
+}  // namespace
+
+std::string check_json(const std::string &text, const std::string &expect_modes) {
+    return guarded([&] {
+        const json::Value doc = json::parse(text);
+        require(doc, "document", {{"tool", Type::String}, {"schema_version", Type::Number}, {"date", Type::String},
+                                  {"machine", Type::Object}, {"settings", Type::Object}, {"backends", Type::Array},
+                                  {"results", Type::Array}});
+        if (doc.at("tool").string != "memra-bench") throw std::runtime_error("document.tool is not memra-bench");
+        if (doc.at("schema_version").number != 1) throw std::runtime_error("document.schema_version is not 1");
+        require(doc.at("machine"), "machine", {{"cpu_model", Type::String}, {"logical_cpus", Type::Number},
+                                               {"llc_bytes", Type::Number}, {"read_loop", Type::String}});
+        const json::Value &settings = doc.at("settings");
+        require(settings, "settings",
+                {{"modes", Type::Array}, {"formats", Type::Array}, {"backends", Type::Array}, {"threads", Type::Array},
+                 {"rows", Type::Array}, {"n_embd", Type::Number}, {"n_ff", Type::Number}, {"experts", Type::Number},
+                 {"stored", Type::Number}, {"hugepages", Type::Bool}, {"quick", Type::Bool},
+                 {"min_reps", Type::Number}, {"max_seconds", Type::Number}});
+        for (const char *k : {"modes", "formats", "backends"}) require_elements(settings.at(k), std::string("settings.") + k, Type::String);
+        for (const char *k : {"threads", "rows"}) require_elements(settings.at(k), std::string("settings.") + k, Type::Number);
+        for (const json::Value &b : doc.at("backends").array) {
+            require(b, "backends[]", {{"name", Type::String}, {"usable", Type::Bool}, {"describe", Type::String},
+                                      {"reason", Type::String}, {"errors", Type::Array}});
+            require_elements(b.at("errors"), "backends[].errors", Type::String);
+        }
+        std::set<std::string> modes;
+        for (const json::Value &r : doc.at("results").array) {
+            require(r, "results[]", {{"gbps", Type::Object}});
+            require(r.at("gbps"), "results[].gbps", {{"median", Type::Number}, {"p10", Type::Number}, {"p90", Type::Number}});
+            const Record rec = read_record(r);  // every other field, typed
+            if (!(rec.seconds.median > 0) || rec.seconds.reps < 1 || rec.bytes == 0)
+                throw std::runtime_error("results[] " + rec.mode + "/" + rec.variant + " has no samples");
+            if (r.has("bandwidth_gbps") && !r.has("ratio_to_bandwidth"))
+                throw std::runtime_error("results[] " + rec.mode + " has bandwidth_gbps without ratio_to_bandwidth");
+            modes.insert(rec.mode);
+        }
+        std::istringstream want(expect_modes);
+        std::string m;
+        while (std::getline(want, m, ','))
+            if (!m.empty() && !modes.count(m)) throw std::runtime_error("no result of mode '" + m + "'");
+    });
+}
+
+std::string check_csv(const std::string &text) {
+    return guarded([&] {
+        std::istringstream in(text);
+        std::string line;
+        if (!std::getline(in, line) || line != csv_header())
+            throw std::runtime_error("CSV header is not the documented one: " + line);
+        const size_t columns = split_csv_line(line).size();
+        int n = 1;
+        while (std::getline(in, line)) {
+            ++n;
+            if (split_csv_line(line).size() != columns)
+                throw std::runtime_error("CSV line " + std::to_string(n) + " has " +
+                                         std::to_string(split_csv_line(line).size()) + " fields, not " +
+                                         std::to_string(columns));
+        }
+        if (n < 2) throw std::runtime_error("CSV has no rows");
+    });
+}
+
+std::string check_svg(const std::string &text) {
+    return guarded([&] {
+        boost::property_tree::ptree tree;
+        std::istringstream in(text);
+        boost::property_tree::read_xml(in, tree);  // throws on malformed XML
+        const auto svg = tree.get_child_optional("svg");
+        if (!svg) throw std::runtime_error("SVG root element is not <svg>");
+        if (svg->get<std::string>("<xmlattr>.xmlns", "") != "http://www.w3.org/2000/svg")
+            throw std::runtime_error("<svg> lacks the SVG namespace");
+        for (const char *e : {"line", "rect", "text"})
+            if (count_elements(*svg, e) == 0) throw std::runtime_error(std::string("SVG has no <") + e + ">");
+    });
+}
+
+}  // namespace memra::bench
