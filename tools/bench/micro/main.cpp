@@ -1,0 +1,106 @@
+// memra-bench-micro: Google Benchmark micro-benchmarks of the plugins' kernels, called directly
+// through their plugin tables (memra/backend.h), not through the library: gemv (the token path's
+// kernel) and gemm with m = 32 (the rows path's), per format, per plugin this CPU can load. The
+// matrix is one gate projection of the default shape (1536 rows of 4096 values) and stays in the
+// caches between iterations: this measures kernel compute speed, the part memra-bench's
+// DRAM-bound figures hide. bytes_per_second counts weight bytes.
+//
+//   memra-bench-micro --benchmark_filter='gemv/avx512/.*'
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu_features.h"
+#include "formats.h"
+#include "library_path.h"
+#include "plugin_loader.h"
+#include "synthetic_weights.h"
+
+namespace {
+
+constexpr int32_t kRows = 1536, kIn = 4096, kBatch = 32;
+
+// Weights and quantized activations of one format, made once and shared by every plugin.
+struct Operands {
+    std::vector<uint8_t> weights;
+    size_t row_bytes = 0;
+    std::vector<uint8_t> activations;  // kBatch rows
+    size_t act_stride = 0;
+};
+
+const Operands &operands(int32_t qtype, int32_t act_format) {
+    static std::map<int32_t, std::unique_ptr<Operands>> cache;
+    std::unique_ptr<Operands> &slot = cache[qtype];
+    if (!slot) {
+        slot = std::make_unique<Operands>();
+        std::mt19937_64 rng(42);
+        slot->weights = memra::testkit::random_weights(qtype, kRows, kIn, rng);
+        slot->row_bytes = memra::testkit::row_bytes(qtype, kIn);
+        for (int32_t j = 0; j < kBatch; ++j) {
+            const std::vector<float> x = memra::testkit::random_input(kIn, rng);
+            const std::vector<uint8_t> q = memra::testkit::quantize_activation(act_format, x.data(), kIn);
+            slot->act_stride = q.size();
+            slot->activations.insert(slot->activations.end(), q.begin(), q.end());
+        }
+    }
+    return *slot;
+}
+
+void gemv(benchmark::State &state, const memra_kernel_v1 *k) {
+    const Operands &op = operands(k->qtype, k->act_format);
+    std::vector<float> y(kRows);
+    for (auto _ : state) {
+        k->gemv(op.weights.data(), op.row_bytes, kRows, kIn, op.activations.data(), y.data());
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(op.weights.size()));
+}
+
+void gemm(benchmark::State &state, const memra_kernel_v1 *k) {
+    const Operands &op = operands(k->qtype, k->act_format);
+    std::vector<float> y(size_t(kRows) * kBatch);
+    for (auto _ : state) {
+        k->gemm(op.weights.data(), op.row_bytes, kRows, kIn, op.activations.data(), op.act_stride, kBatch,
+                y.data(), kRows);
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(op.weights.size()));
+    state.counters["rows/s"] = benchmark::Counter(double(state.iterations()) * kBatch, benchmark::Counter::kIsRate);
+}
+
+// The plugins beside the library this tool would load (or in MEMRA_CPU_EXPERT_PLUGIN_DIR), each
+// loaded only when this CPU runs it (the core's manifest-first loader).
+std::vector<memra::PluginRecord> load_usable_plugins() {
+    std::vector<std::string> dirs;
+    if (const char *env = std::getenv("MEMRA_CPU_EXPERT_PLUGIN_DIR"); env && *env) dirs.push_back(env);
+    const std::string lib = memra::tools::default_library_path();
+    dirs.push_back(lib.substr(0, lib.find_last_of('/') + 1) + MEMRA_BACKEND_SUBDIR);
+    return memra::load_plugins(dirs, memra::detect_cpu_features().usable);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    static const std::vector<memra::PluginRecord> plugins = load_usable_plugins();
+    for (const memra::PluginRecord &p : plugins) {
+        if (!p.loaded) continue;
+        for (int32_t i = 0; i < p.table->kernel_count; ++i) {
+            const memra_kernel_v1 *k = &p.table->kernels[i];
+            const std::string name = std::string(p.table->name) + "/" + memra::testkit::qtype_name(k->qtype);
+            benchmark::RegisterBenchmark(("gemv/" + name).c_str(), gemv, k);
+            benchmark::RegisterBenchmark(("gemm32/" + name).c_str(), gemm, k);
+        }
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
