@@ -19,6 +19,7 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"inspect", memra::gguf_tool::inspect_main, "header, metadata, tensors, MoE layers, supported formats"},
     {"synth", memra::gguf_tool::synth_main, "write an MoE model's expert tensors with synthetic quantized weights"},
+    {"run", memra::gguf_tool::run_main, "evaluate a layer's experts through the library; latency, GB/s, scalar check"},
 };
 
 void usage(std::ostream &out) {

@@ -14,7 +14,7 @@ struct BadArguments {
 class Arguments : public ScratchDir {};
 
 TEST_F(Arguments, HelpOfEverySubcommandHasExamples) {
-    for (const char *sub : {"inspect", "synth"}) {
+    for (const char *sub : {"inspect", "synth", "run"}) {
         const auto r = gguf_tool({sub, "--help"});
         EXPECT_EQ(r.exit_code, 0) << sub << ": " << r.err;
         EXPECT_NE(r.out.find("usage: memra-gguf " + std::string(sub)), std::string::npos) << r.out;

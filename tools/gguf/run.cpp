@@ -1,0 +1,292 @@
+// memra-gguf run FILE --layer N: evaluates a layer's experts through the public ABI exactly as
+// the engine would (dlopen + dlsym of libmemra-cpu-experts.so.2, CpuExpertV2 records pointing at
+// each expert's slice of the merged tensors, in memory or by file offset), and reports per-token
+// latency, weight GB/s, cache counters and agreement with the scalar reference backend.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "abi_loader.h"
+#include "cli.h"
+#include "json_writer.h"
+#include "layer_experts.h"
+#include "library_path.h"
+#include "progress.h"
+#include "scalar_check.h"
+
+namespace memra::gguf_tool {
+namespace {
+
+const Command kRun{
+    "run", "FILE --layer N [--experts IDS --weights WS] [--tokens T] [--source memory|file] [--threads N]",
+    "Evaluate the experts of one MoE layer of a GGUF file through libmemra-cpu-experts, as the engine\n"
+    "does, for T tokens of seeded N(0,1) inputs. Reports per-token latency (median, p90), GB/s of weight\n"
+    "bytes, the library's cache counters, and the largest relative L2 difference from the same run on\n"
+    "the scalar reference backend (a child process with MEMRA_CPU_EXPERT_BACKEND=scalar). Exit 1 when\n"
+    "a call fails or the outputs disagree.",
+    "  memra-gguf run tiny.gguf --layer 0\n"
+    "  memra-gguf run tiny.gguf --layer 1 --experts 0,3,5 --weights 0.5,0.3,0.2 --tokens 200 --threads 2\n"
+    "  memra-gguf run q30b.gguf --layer 0 --source file --tokens 1000 --json\n"};
+
+// The SIMD plugins must equal the scalar reference bit for bit (plugins/tests enforce it per
+// kernel), and the core's SwiGLU and expert sum are the same code whatever the backend, so the
+// expected difference is exactly 0. The tolerance only admits last-bit noise (~1e-7 per f32
+// operation, a few hundred of them in a row's sum); anything larger is a bug.
+constexpr double kScalarTolerance = 1e-6;
+
+template <class T>
+std::vector<T> parse_list(const std::string &option, const std::string &text) {
+    std::vector<T> out;
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, ',');) {
+        std::istringstream one(item);
+        T v;
+        if (!(one >> v) || !one.eof() || (std::is_unsigned_v<T> && item.find('-') != std::string::npos))
+            throw UsageError("--" + option + ": '" + item + "' is not a valid value");
+        out.push_back(v);
+    }
+    if (out.empty()) throw UsageError("--" + option + " is empty");
+    return out;
+}
+
+struct RunOptions {
+    std::string path, lib, source = "memory", dump_outputs, dump_inputs;
+    int layer = -1, tokens = 16, threads = 1, progress = -1;
+    uint64_t seed = 1;
+    std::vector<uint32_t> experts;
+    std::vector<float> weights;
+    bool json = false, check = true;
+};
+
+struct Measurement {
+    std::vector<double> latency_s;  // per token
+    std::vector<float> outputs;     // tokens x n_embd
+    uint64_t cache[4] = {}, profile[4] = {};  // deltas over the run
+    std::string failure;            // the library's error when a call failed
+};
+
+double percentile(std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    const size_t rank = size_t(std::ceil(p * double(v.size())));  // nearest-rank
+    return v[std::min(v.size() - 1, rank ? rank - 1 : 0)];
+}
+
+std::vector<float> make_inputs(uint64_t seed, int tokens, uint64_t n) {
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(size_t(tokens) * n);
+    for (float &v : x) v = normal(rng);
+    return x;
+}
+
+Measurement measure(const memra_testkit_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
+                    uint64_t n_embd, const RunOptions &o) {
+    Measurement m;
+    m.outputs.assign(size_t(o.tokens) * n_embd, 0.0f);
+    uint64_t c0[4], p0[4], c1[4], p1[4];
+    abi.cache_stats(&c0[0], &c0[1], &c0[2], &c0[3]);
+    abi.profile_stats(&p0[0], &p0[1], &p0[2], &p0[3]);
+    Progress progress("run", uint64_t(o.tokens), o.progress);
+    char error[1024] = "";
+    for (int t = 0; t < o.tokens; ++t) {
+        const auto start = std::chrono::steady_clock::now();
+        const int32_t status = abi.moe_token(experts.data(), experts.count(), inputs.data() + size_t(t) * n_embd,
+                                             m.outputs.data() + size_t(t) * n_embd, o.threads, error, sizeof error);
+        m.latency_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        if (status != 0) {
+            m.failure = "memra_cpu_moe_token_v2 returned " + std::to_string(status) + ": " + error;
+            break;
+        }
+        progress.update(uint64_t(t) + 1);
+    }
+    abi.cache_stats(&c1[0], &c1[1], &c1[2], &c1[3]);
+    abi.profile_stats(&p1[0], &p1[1], &p1[2], &p1[3]);
+    for (int k = 0; k < 4; ++k) {
+        m.cache[k] = k == 3 ? c1[3] : c1[k] - c0[k];  // resident bytes is a level, not a counter
+        m.profile[k] = p1[k] - p0[k];
+    }
+    return m;
+}
+
+// The child's arguments: this run with the same experts, inputs and source, dumping its outputs.
+std::vector<std::string> scalar_child_args(const RunOptions &o, const std::string &dump) {
+    std::string ids, ws;
+    char buf[32];
+    for (size_t i = 0; i < o.experts.size(); ++i) {
+        ids += (i ? "," : "") + std::to_string(o.experts[i]);
+        std::snprintf(buf, sizeof buf, "%.9g", double(o.weights[i]));  // 9 digits: the exact float
+        ws += (i ? "," : "") + std::string(buf);
+    }
+    return {"run", o.path, "--layer", std::to_string(o.layer), "--experts", ids, "--weights", ws,
+            "--tokens", std::to_string(o.tokens), "--source", o.source, "--threads", std::to_string(o.threads),
+            "--seed", std::to_string(o.seed), "--lib", o.lib, "--no-check", "--dump-outputs", dump};
+}
+
+struct Check {
+    bool done = false, pass = true, identical = false;
+    double max_rel_l2 = 0;
+    std::string failure;
+};
+
+Check check_against_scalar(const RunOptions &o, const std::vector<float> &outputs, uint64_t n_embd) {
+    Check c;
+    if (!o.check) return c;
+    c.done = true;
+    const std::string dump = (std::filesystem::temp_directory_path() /
+                              ("memra-gguf-scalar-" + std::to_string(::getpid()) + ".f32")).string();
+    const int status = run_self_with_scalar_backend(scalar_child_args(o, dump));
+    if (status != 0) {
+        c.pass = false;
+        c.failure = "the scalar run exited with status " + std::to_string(status);
+        std::filesystem::remove(dump);
+        return c;
+    }
+    const std::vector<float> reference = read_floats(dump);
+    std::filesystem::remove(dump);
+    c.max_rel_l2 = max_relative_l2(outputs, reference, n_embd);
+    c.identical = std::equal(outputs.begin(), outputs.end(), reference.begin(), reference.end(),
+                             [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; });
+    c.pass = c.max_rel_l2 <= kScalarTolerance;
+    return c;
+}
+
+std::string describe(const memra_testkit_abi &abi) {
+    if (!abi.describe) return "";
+    char line[4096] = "";
+    abi.describe(line, sizeof line);
+    return line;
+}
+
+void report(const RunOptions &o, const gguf::MoeLayer &layer, const LayerExperts &experts, const Measurement &m,
+            const Check &c, const std::string &library_line) {
+    const double median = percentile(m.latency_s, 0.5), p90 = percentile(m.latency_s, 0.9);
+    const double gbps = double(experts.weight_bytes()) / median / 1e9;
+    auto type = [](const gguf::TensorInfo *t) { return gguf::tensor_type_name(t->type); };
+    if (o.json) {
+        tools::JsonWriter j(std::cout);
+        j.begin_object().field("file", o.path).field("layer", int64_t(o.layer)).field("n_embd", int64_t(layer.n_embd))
+            .field("n_ff", int64_t(layer.n_ff)).field("gate", type(layer.gate)).field("up", type(layer.up))
+            .field("down", type(layer.down)).key("experts").begin_array();
+        for (uint32_t e : o.experts) j.value(int64_t(e));
+        j.end_array().key("weights").begin_array();
+        for (float w : o.weights) j.value(double(w));
+        j.end_array().field("tokens", int64_t(o.tokens)).field("source", o.source).field("threads", int64_t(o.threads))
+            .field("library", o.lib).field("describe", library_line)
+            .key("latency_us").begin_object().field("first", m.latency_s.front() * 1e6).field("median", median * 1e6)
+            .field("p90", p90 * 1e6).end_object()
+            .field("weight_bytes_per_token", int64_t(experts.weight_bytes())).field("gb_per_s", gbps)
+            .key("cache").begin_object().field("hits", int64_t(m.cache[0])).field("misses", int64_t(m.cache[1]))
+            .field("read_bytes", int64_t(m.cache[2])).field("resident_bytes", int64_t(m.cache[3])).end_object()
+            .key("profile_ns").begin_object().field("prepare", int64_t(m.profile[0])).field("io", int64_t(m.profile[1]))
+            .field("insert", int64_t(m.profile[2])).field("compute", int64_t(m.profile[3])).end_object();
+        j.key("scalar_check").begin_object().field("done", c.done);
+        if (c.done)
+            j.field("max_rel_l2", c.max_rel_l2).field("tolerance", kScalarTolerance).field("identical", c.identical)
+                .field("pass", c.pass).field("failure", c.failure);
+        j.end_object().end_object();
+        std::cout << "\n";
+        return;
+    }
+    std::printf("file        %s, layer %d: %llu experts, n_embd %llu, n_ff %llu, gate %s, up %s, down %s\n", o.path.c_str(),
+                o.layer, (unsigned long long)layer.n_expert, (unsigned long long)layer.n_embd,
+                (unsigned long long)layer.n_ff, type(layer.gate).c_str(), type(layer.up).c_str(), type(layer.down).c_str());
+    std::printf("library     %s\n            %s\n", o.lib.c_str(), library_line.c_str());
+    std::string sel;
+    for (size_t i = 0; i < o.experts.size(); ++i)
+        sel += (i ? " " : "") + std::to_string(o.experts[i]) + ":" + std::to_string(o.weights[i]).substr(0, 6);
+    std::printf("experts     %s (id:weight), weights from %s, %d threads, %d tokens\n", sel.c_str(), o.source.c_str(),
+                o.threads, o.tokens);
+    std::printf("latency     first %.1f us, median %.1f us, p90 %.1f us per token\n", m.latency_s.front() * 1e6,
+                median * 1e6, p90 * 1e6);
+    std::printf("bandwidth   %.2f GB/s (%.2f MB of weights per token / median)\n", gbps, double(experts.weight_bytes()) / 1e6);
+    std::printf("cache       hits %llu, misses %llu, read %llu bytes, resident %llu bytes\n", (unsigned long long)m.cache[0],
+                (unsigned long long)m.cache[1], (unsigned long long)m.cache[2], (unsigned long long)m.cache[3]);
+    std::printf("profile     prepare %.3f ms, io %.3f ms, insert %.3f ms, compute %.3f ms\n", m.profile[0] / 1e6,
+                m.profile[1] / 1e6, m.profile[2] / 1e6, m.profile[3] / 1e6);
+    if (!c.done)
+        std::printf("scalar      not checked (--no-check)\n");
+    else if (!c.failure.empty())
+        std::printf("scalar      FAIL: %s\n", c.failure.c_str());
+    else
+        std::printf("scalar      max relative L2 difference %.3g (tolerance %.0e)%s: %s\n", c.max_rel_l2, kScalarTolerance,
+                    c.identical ? ", bit-identical" : "", c.pass ? "pass" : "FAIL");
+}
+
+}  // namespace
+
+int run_main(int argc, char **argv) {
+    RunOptions o;
+    std::string experts_text, weights_text;
+    po::options_description opts("options");
+    opts.add_options()
+        ("file", po::value(&o.path)->required(), "the GGUF file (positional)")
+        ("layer", po::value(&o.layer)->required(), "the MoE layer (blk.N) to evaluate")
+        ("experts", po::value(&experts_text), "comma-separated expert ids (default: the first expert_used_count)")
+        ("weights", po::value(&weights_text), "comma-separated route weights, one per expert (default: equal, sum 1)")
+        ("tokens", po::value(&o.tokens)->default_value(16), "tokens to evaluate (one call each)")
+        ("source", po::value(&o.source)->default_value("memory"), "memory: the mapped file; file: file_fd + file_offset")
+        ("threads", po::value(&o.threads)->default_value(omp_get_max_threads()), "threads per call")
+        ("seed", po::value(&o.seed)->default_value(1), "seed of the N(0,1) inputs")
+        ("lib", po::value(&o.lib), "library to dlopen (default: $MEMRA_CPU_EXPERT_LIB, else beside this program)")
+        ("json", "print one JSON object")
+        ("progress", "show the progress bar even when stderr is not a terminal")
+        ("no-check", "skip the comparison with the scalar backend")
+        ("dump-outputs", po::value(&o.dump_outputs), "write the outputs (tokens x n_embd f32) to this file")
+        ("dump-inputs", po::value(&o.dump_inputs), "write the inputs (tokens x n_embd f32) to this file");
+    po::positional_options_description positional;
+    positional.add("file", 1);
+    po::variables_map vm;
+    if (!parse_command_line(kRun, argc, argv, opts, positional, vm)) return 0;
+    o.json = vm.count("json") > 0;
+    o.check = vm.count("no-check") == 0;
+    if (vm.count("progress")) o.progress = 1;
+    if (o.tokens < 1) throw UsageError("--tokens must be at least 1");
+    if (o.threads < 1) throw UsageError("--threads must be at least 1");
+    if (o.source != "memory" && o.source != "file") throw UsageError("--source must be memory or file, not '" + o.source + "'");
+    if (o.lib.empty()) o.lib = tools::default_library_path();
+    if (!experts_text.empty()) o.experts = parse_list<uint32_t>("experts", experts_text);
+    if (!weights_text.empty()) o.weights = parse_list<float>("weights", weights_text);
+    for (float w : o.weights)
+        if (!std::isfinite(w)) throw UsageError("--weights must be finite");
+
+    const gguf::File file(o.path);
+    const std::vector<gguf::MoeLayer> layers = gguf::find_moe_layers(file.model());
+    const auto layer = std::find_if(layers.begin(), layers.end(), [&](const gguf::MoeLayer &l) { return l.layer == o.layer; });
+    if (layer == layers.end())
+        throw UsageError("the file has no MoE layer " + std::to_string(o.layer) + " (it has " + std::to_string(layers.size()) +
+                         (layers.empty() ? ")" : ": " + std::to_string(layers.front().layer) + ".." + std::to_string(layers.back().layer) + ")"));
+    if (o.experts.empty()) {
+        const gguf::Value *used = file.model().find_value(file.model().architecture() + ".expert_used_count");
+        const uint64_t k = std::min<uint64_t>(used && used->as_uint() ? *used->as_uint() : 8, layer->n_expert);
+        for (uint32_t e = 0; e < std::max<uint64_t>(k, 1); ++e) o.experts.push_back(e);
+    }
+    if (o.weights.empty()) o.weights.assign(o.experts.size(), 1.0f / float(o.experts.size()));
+    if (o.weights.size() != o.experts.size())
+        throw UsageError("--weights has " + std::to_string(o.weights.size()) + " values for " +
+                         std::to_string(o.experts.size()) + " experts");
+
+    const LayerExperts experts(file, *layer, o.experts, o.weights,
+                               o.source == "file" ? WeightSource::File : WeightSource::Memory);
+    memra_testkit_abi abi;
+    char error[1024] = "";
+    if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
+    const std::vector<float> inputs = make_inputs(o.seed, o.tokens, layer->n_embd);
+    if (!o.dump_inputs.empty()) write_floats(o.dump_inputs, inputs);
+    const Measurement m = measure(abi, experts, inputs, layer->n_embd, o);
+    const std::string library_line = describe(abi);
+    memra_testkit_abi_close(&abi);
+    if (!m.failure.empty()) throw std::runtime_error(m.failure);
+    if (!o.dump_outputs.empty()) write_floats(o.dump_outputs, m.outputs);
+
+    const Check c = check_against_scalar(o, m.outputs, layer->n_embd);
+    report(o, *layer, experts, m, c, library_line);
+    return c.pass ? 0 : 1;
+}
+
+}  // namespace memra::gguf_tool
