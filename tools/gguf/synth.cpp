@@ -185,9 +185,9 @@ int synth_main(int argc, char **argv) {
             .field("weight_bytes", int64_t(weight_bytes)).field("seconds", seconds).end_object();
         std::cout << "\n";
     } else {
-        std::printf("wrote %s: %s (%s), %u layers x %u experts, n_embd %u, n_ff %u\n"
+        std::printf("wrote %s: %s (%s), %u layer%s x %u experts, n_embd %u, n_ff %u\n"
                     "  gate %s, up %s, down %s; %u tensors, %.1f MiB of weights, seed %llu, %.2f s\n",
-                    out_path.c_str(), s.preset.c_str(), s.architecture.c_str(), s.layers, s.n_expert, s.n_embd, s.n_ff,
+                    out_path.c_str(), s.preset.c_str(), s.architecture.c_str(), s.layers, s.layers == 1 ? "" : "s", s.n_expert, s.n_embd, s.n_ff,
                     name(o.proj[0].qtype).c_str(), name(o.proj[1].qtype).c_str(), name(o.proj[2].qtype).c_str(),
                     3 * s.layers, double(weight_bytes) / (1 << 20), (unsigned long long)o.seed, seconds);
     }
