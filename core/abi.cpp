@@ -8,7 +8,9 @@
 #include "backend_registry.h"
 #include "error.h"
 #include "memra/cpu_experts.h"
+#include "cache.h"
 #include "moe.h"
+#include "prefetch.h"
 #include "stats.h"
 #include "validate.h"
 
@@ -95,8 +97,9 @@ MEMRA_EXPORT int32_t memra_cpu_expert_prefetch_v2(const CpuProjectionV2 *project
         if (!projections) memra::fail(MEMRA_STATUS_INVALID_ARGUMENT, "projections is NULL");
         for (int32_t i = 0; i < count; ++i)
             memra::validate_projection(projections[i], ("projection " + std::to_string(i)).c_str());
-        // Valid requests are accepted. Until the weight cache exists there is nowhere to read
-        // ahead into, so a file-backed projection is read by the compute call that uses it.
+        memra::StopWatch queueing;
+        memra::Prefetcher::instance().enqueue(projections, count);
+        queueing.lap_into(memra::stats().prepare_ns);
     });
 }
 
@@ -120,7 +123,9 @@ MEMRA_EXPORT void memra_cpu_expert_profile_stats_v2(uint64_t *prepare_ns, uint64
 
 MEMRA_EXPORT size_t memra_cpu_experts_describe(char *buf, size_t buf_len) {
     try {
-        const std::string line = memra::BackendRegistry::instance().describe();
+        const memra::BackendRegistry &registry = memra::BackendRegistry::instance();
+        std::string line = registry.describe();
+        if (registry.usable()) line += memra::describe_cache(memra::WeightCache::instance().budget());
         memra::write_message(buf, buf_len, line.c_str());
         return line.size();
     } catch (...) {

@@ -9,10 +9,10 @@
 
 #include "backend_registry.h"
 #include "error.h"
-#include "io.h"
 #include "memra/qtypes.h"
 #include "scratch.h"
 #include "stats.h"
+#include "weight_source.h"
 
 namespace memra {
 namespace {
@@ -91,40 +91,19 @@ Projection plan_projection(const BackendRegistry &registry, const CpuProjectionV
     return out;
 }
 
-// File-backed projections are read (positioned reads) into a per-thread buffer for this call.
-// The byte-budget cache and prefetch replace this streaming path for repeated experts.
+// File-backed projections come from the weight cache, or are streamed through this thread's
+// buffer (weight_source.h); `weights` holds the cache pins until the call returns.
 // `single` is the rows call's one expert, named without an index in messages.
 void read_file_weights(const CpuExpertV2 *experts, int32_t count, bool single,
-                       std::vector<ExpertPlan> &plans, AlignedBuffer &buffer) {
+                       std::vector<ExpertPlan> &plans, CallWeights &weights) {
     static const char *const kNames[3] = {"gate", "up", "down"};
-    auto each_file_projection = [&](auto &&fn) {
-        for (int32_t i = 0; i < count; ++i) {
-            const CpuProjectionV2 *src[3] = {&experts[i].gate, &experts[i].up, &experts[i].down};
-            Projection *dst[3] = {&plans[i].gate, &plans[i].up, &plans[i].down};
-            for (int j = 0; j < 3; ++j)
-                if (src[j]->file_fd >= 0) fn(i, kNames[j], *src[j], *dst[j]);
-        }
-    };
-    auto padded = [](size_t bytes) { return (bytes + 63) & ~size_t{63}; };
-    size_t total = 0;
-    each_file_projection([&](int32_t, const char *, const CpuProjectionV2 &p, Projection &) { total += padded(p.byte_len); });
-    if (total == 0) return;
-    uint8_t *base = buffer.reserve(total);
-    size_t offset = 0;
-    StopWatch io;
-    each_file_projection([&](int32_t i, const char *name, const CpuProjectionV2 &p, Projection &plan) {
-        try {
-            read_exact(p.file_fd, p.file_offset, p.byte_len, base + offset);
-        } catch (const Error &e) {
-            const std::string expert = single ? "expert" : "expert " + std::to_string(i);
-            fail(e.status(), expert + " " + name + ": " + e.what());
-        }
-        stats().cache_misses.fetch_add(1, std::memory_order_relaxed);
-        stats().read_bytes.fetch_add(p.byte_len, std::memory_order_relaxed);
-        plan.weights = base + offset;
-        offset += padded(p.byte_len);
-    });
-    io.lap_into(stats().io_ns);
+    for (int32_t i = 0; i < count; ++i) {
+        const CpuProjectionV2 *src[3] = {&experts[i].gate, &experts[i].up, &experts[i].down};
+        Projection *dst[3] = {&plans[i].gate, &plans[i].up, &plans[i].down};
+        for (int j = 0; j < 3; ++j)
+            if (src[j]->file_fd >= 0) weights.need(*src[j], single ? -1 : i, kNames[j], &dst[j]->weights);
+    }
+    weights.resolve();
 }
 
 void append_tiles(std::vector<Tile> &tiles, int32_t expert, const Projection &p) {
@@ -181,7 +160,10 @@ void moe_token(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
         if (x.needed[f]) x.offset[f] = layout.add(memra_act_row_bytes(f, n_in));
 
     uint8_t *base = ws.scratch.reserve(layout.total());
-    read_file_weights(experts, count, false, ws.experts, ws.file_weights);
+    watch.lap_into(stats().prepare_ns);
+    CallWeights file_weights(ws.file_weights);
+    read_file_weights(experts, count, false, ws.experts, file_weights);
+    watch.restart();  // reading is io_ns and insert_ns, not prepare_ns
     for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
         if (x.needed[f]) registry.quantizer_for(f)(input, n_in, base + x.offset[f]);
 
@@ -274,7 +256,10 @@ void expert_rows(const BackendRegistry &registry, const CpuExpertV2 &expert, con
     e.down_out = layout.add(m * static_cast<size_t>(n_out) * sizeof(float));
 
     uint8_t *base = ws.scratch.reserve(layout.total());
-    read_file_weights(&expert, 1, true, ws.experts, ws.file_weights);
+    watch.lap_into(stats().prepare_ns);
+    CallWeights file_weights(ws.file_weights);
+    read_file_weights(&expert, 1, true, ws.experts, file_weights);
+    watch.restart();  // reading is io_ns and insert_ns, not prepare_ns
     for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
         if (x.needed[f])
             for (size_t r = 0; r < m; ++r)

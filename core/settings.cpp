@@ -2,8 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
 
 #include "cpu_features.h"
 
@@ -27,7 +31,48 @@ bool is_backend_name(const std::string &s) {
     return true;
 }
 
+// cgroup v2's memory.max of this process's cgroup ("max" or absent: no limit).
+uint64_t cgroup_memory_limit() {
+    std::ifstream cgroup("/proc/self/cgroup");
+    std::string line, path;
+    while (std::getline(cgroup, line))
+        if (line.rfind("0::", 0) == 0) path = line.substr(3);
+    std::ifstream max("/sys/fs/cgroup" + path + "/memory.max");
+    std::string text;
+    uint64_t limit = 0;
+    if (max >> text && parse_byte_size(text, limit)) return limit;
+    return UINT64_MAX;
+}
+
 }  // namespace
+
+bool parse_byte_size(const std::string &text, uint64_t &bytes) {
+    size_t digits = 0;
+    while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+    if (digits == 0 || digits > 20) return false;
+    const std::string suffix = text.substr(digits);
+    unsigned shift = 0;
+    if (suffix == "K" || suffix == "k") shift = 10;
+    else if (suffix == "M" || suffix == "m") shift = 20;
+    else if (suffix == "G" || suffix == "g") shift = 30;
+    else if (!suffix.empty()) return false;
+    uint64_t value = 0;
+    for (size_t i = 0; i < digits; ++i) {
+        const uint64_t d = static_cast<uint64_t>(text[i] - '0');
+        if (value > (UINT64_MAX - d) / 10) return false;
+        value = value * 10 + d;
+    }
+    if (shift && value > (UINT64_MAX >> shift)) return false;
+    bytes = value << shift;
+    return true;
+}
+
+uint64_t default_cache_bytes() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+    uint64_t memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : uint64_t{4} << 30;
+    memory = std::min(memory, cgroup_memory_limit());
+    return std::min(memory / 4, uint64_t{64} << 30);
+}
 
 const char *known_backend_names() { return "auto, scalar, avx2, avxvnni, avx512"; }
 
@@ -78,6 +123,14 @@ Settings read_settings() {
             token += c;
     }
     flush();
+
+    const std::string cache = env("MEMRA_CPU_EXPERT_CACHE_BYTES");
+    if (cache.empty())
+        s.cache_bytes = default_cache_bytes();
+    else if (!parse_byte_size(cache, s.cache_bytes))
+        s.problems.push_back("MEMRA_CPU_EXPERT_CACHE_BYTES='" + cache +
+                             "' is not a byte count (expected a number with an optional K, M or G "
+                             "suffix, e.g. 8G; 0 disables the cache)");
     return s;
 }
 

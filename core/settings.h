@@ -14,12 +14,21 @@ struct Settings {
     std::string plugin_dir;            // MEMRA_CPU_EXPERT_PLUGIN_DIR ("" = not set)
     bool log = false;                  // MEMRA_CPU_EXPERT_LOG=1
     uint64_t disabled_features = 0;    // MEMRA_CPU_EXPERT_DISABLE_FEATURES (testing/diagnosis)
+    uint64_t cache_bytes = 0;          // MEMRA_CPU_EXPERT_CACHE_BYTES (default_cache_bytes())
     std::vector<std::string> problems; // fatal: the library refuses to compute
     std::vector<std::string> warnings; // printed to stderr once
 };
 
 // Reads the process environment.
 Settings read_settings();
+
+// "6442450944", "512K", "64M", "6G" (binary multiples; K/M/G in either case) to bytes; false for
+// anything else, an empty string and values beyond 2^64 - 1 included.
+bool parse_byte_size(const std::string &text, uint64_t &bytes);
+
+// The weight cache's budget when MEMRA_CPU_EXPERT_CACHE_BYTES is unset: a quarter of the memory
+// this process may use (physical memory, or the cgroup's limit when lower), at most 64 GiB.
+uint64_t default_cache_bytes();
 
 // The backend names the contract defines, for messages.
 const char *known_backend_names();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace memra {
 
@@ -18,9 +19,18 @@ struct Stats {
     std::atomic<uint64_t> io_ns{0};
     std::atomic<uint64_t> insert_ns{0};
     std::atomic<uint64_t> compute_ns{0};
+    // Not in the ABI: the prefetch queue's own account, shown in the describe line.
+    std::atomic<uint64_t> prefetch_queued{0};   // projections handed to the worker
+    std::atomic<uint64_t> prefetch_dropped{0};  // refused: the queue was full
+    std::atomic<uint64_t> prefetch_skipped{0};  // already resident or in flight, no room, or caching off
+    std::atomic<uint64_t> prefetch_failed{0};   // the worker's read failed (the compute call will say why)
 };
 
 Stats &stats();
+
+// "; cache budget <bytes> bytes; prefetch queued <n> dropped <n> skipped <n> failed <n>", the
+// describe line's tail: the prefetch queue's account, which the ABI counters do not carry.
+std::string describe_cache(uint64_t budget);
 
 // Adds the time since construction (or the last lap) to a counter.
 class StopWatch {
@@ -33,6 +43,7 @@ public:
                           std::memory_order_relaxed);
         start_ = now;
     }
+    void restart() { start_ = std::chrono::steady_clock::now(); }
 
 private:
     std::chrono::steady_clock::time_point start_;

@@ -1,0 +1,172 @@
+#include "cache.h"
+
+#include <algorithm>
+
+#include "backend_registry.h"
+
+namespace memra {
+
+struct WeightCache::Entry {
+    enum class State { kLoading, kReady, kFailed };
+    CacheKey key;
+    uint8_t *data = nullptr;
+    size_t chunk = 0;
+    State state = State::kLoading;
+    int pins = 0;
+    bool on_lru = false;
+    std::list<Entry *>::iterator lru_pos;
+};
+
+size_t CacheKeyHash::operator()(const CacheKey &k) const {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint64_t v : {k.file.dev, k.file.ino, k.file.size, uint64_t(k.file.mtime_ns), k.offset, k.length})
+        h = (h ^ v) * 0x100000001b3ull + (h >> 29);
+    return static_cast<size_t>(h);
+}
+
+WeightCache::WeightCache(uint64_t budget, Stats &stats, SlabPool::MapFn map)
+    : budget_(budget), stats_(stats), pool_(map) {}
+
+WeightCache::~WeightCache() {
+    for (auto &[key, entry] : entries_) {
+        if (entry->state == Entry::State::kReady)
+            stats_.resident_bytes.fetch_sub(entry->key.length, std::memory_order_relaxed);
+        delete entry;
+    }
+}
+
+WeightCache &WeightCache::instance() {
+    static WeightCache *cache =
+        new WeightCache(BackendRegistry::instance().settings().cache_bytes, stats());
+    return *cache;
+}
+
+WeightCache::Handle WeightCache::acquire(const CacheKey &key) {
+    if (budget_ == 0) return {};
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        auto it = entries_.find(key);
+        if (it != entries_.end()) {
+            Entry *e = it->second;
+            if (e->pins++ == 0 && e->on_lru) {
+                lru_.erase(e->lru_pos);
+                e->on_lru = false;
+            }
+            return {e->state == Entry::State::kReady ? Outcome::kReady : Outcome::kInFlight, e, e->data};
+        }
+        StopWatch insert;
+        const size_t chunk = SlabPool::chunk_bytes(key.length);
+        if (chunk > budget_) return {};
+        uint8_t *data = chunk_for(chunk, lock);
+        insert.lap_into(stats_.insert_ns);
+        if (!data) return {};
+        // chunk_for may have let go of the lock to map memory: another reader may have claimed
+        // the same key meanwhile, and then the chunk is kept for later and that entry is used.
+        if (entries_.count(key)) {
+            pool_.give_back(data, chunk);
+            continue;
+        }
+        Entry *e = new Entry;
+        e->key = key;
+        e->data = data;
+        e->chunk = chunk;
+        e->pins = 1;
+        entries_.emplace(key, e);
+        return {Outcome::kClaimed, e, data};
+    }
+}
+
+uint8_t *WeightCache::chunk_for(size_t chunk, std::unique_lock<std::mutex> &lock) {
+    for (;;) {
+        if (uint8_t *p = pool_.take_free(chunk)) return p;
+        const uint64_t used = pool_.mapped_bytes() + reserved_;
+        if (used + chunk <= budget_) break;
+        // Make room: free chunks of other sizes first (they hold nothing), then the least
+        // recently used entry (whose chunk, if of this size, the next round takes).
+        if (pool_.free_bytes() > 0) {
+            pool_.unmap_free(budget_ >= reserved_ + chunk ? budget_ - reserved_ - chunk : 0, chunk);
+            if (pool_.mapped_bytes() + reserved_ + chunk <= budget_) break;
+        }
+        if (lru_.empty()) return nullptr;  // everything left is pinned or being mapped
+        evict_one();
+    }
+    // Grow by a slab of several chunks of this size (faulting memory in bulk is much faster than
+    // page by page), as far as the budget allows.
+    const uint64_t room = budget_ - pool_.mapped_bytes() - reserved_;
+    const size_t count = std::max<size_t>(1, std::min<uint64_t>(SlabPool::kSlabBytes / chunk, room / chunk));
+    reserved_ += count * chunk;
+    lock.unlock();
+    uint8_t *slab = pool_.map_slab(chunk, count);
+    lock.lock();
+    reserved_ -= count * chunk;
+    return slab ? pool_.adopt_slab(slab, chunk, count) : nullptr;
+}
+
+void WeightCache::evict_one() {
+    Entry *e = lru_.front();
+    lru_.pop_front();
+    entries_.erase(e->key);
+    stats_.resident_bytes.fetch_sub(e->key.length, std::memory_order_relaxed);
+    release(e);
+}
+
+void WeightCache::release(Entry *e) {
+    pool_.give_back(e->data, e->chunk);
+    delete e;
+}
+
+bool WeightCache::contains(const CacheKey &key) {
+    if (budget_ == 0) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.count(key) != 0;
+}
+
+void WeightCache::publish(Entry *e) {
+    StopWatch insert;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        e->state = Entry::State::kReady;
+        stats_.resident_bytes.fetch_add(e->key.length, std::memory_order_relaxed);
+    }
+    filled_.notify_all();
+    insert.lap_into(stats_.insert_ns);
+}
+
+void WeightCache::abandon(Entry *e) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        entries_.erase(e->key);
+        e->state = Entry::State::kFailed;
+        if (--e->pins == 0) release(e);
+    }
+    filled_.notify_all();
+}
+
+bool WeightCache::wait(Entry *e, uint8_t **data) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    filled_.wait(lock, [e] { return e->state != Entry::State::kLoading; });
+    if (e->state == Entry::State::kReady) {
+        *data = e->data;
+        return true;
+    }
+    if (--e->pins == 0) release(e);
+    return false;
+}
+
+void WeightCache::unpin(Entry *e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--e->pins > 0) return;
+    if (e->state == Entry::State::kFailed) {
+        release(e);
+        return;
+    }
+    e->lru_pos = lru_.insert(lru_.end(), e);
+    e->on_lru = true;
+}
+
+size_t WeightCache::mapped_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pool_.mapped_bytes();
+}
+
+}  // namespace memra

@@ -1,0 +1,94 @@
+// The weight cache: bytes of file-backed projections kept in memory under a byte budget, keyed
+// by what the bytes are (the file's identity, offset, length), never by the fd number.
+//
+// An entry is Loading while one reader (a compute call or the prefetch worker) fills it, then
+// Ready. Whoever holds a pin may use the bytes: a pinned entry is never evicted or reused.
+// Unpinned Ready entries sit on an LRU list; eviction takes the least recently released. Memory
+// comes from a SlabPool whose mapped bytes (entries plus free chunks kept for reuse) stay within
+// the budget; a projection that cannot get memory without evicting a pinned entry is not cached
+// (the caller streams it).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+#include "io.h"
+#include "slab_pool.h"
+#include "stats.h"
+
+namespace memra {
+
+struct CacheKey {
+    FileIdentity file;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    bool operator==(const CacheKey &o) const { return file == o.file && offset == o.offset && length == o.length; }
+};
+
+struct CacheKeyHash {
+    size_t operator()(const CacheKey &k) const;
+};
+
+class WeightCache {
+public:
+    struct Entry;
+
+    enum class Outcome {
+        kReady,     // pinned; the bytes are there
+        kInFlight,  // pinned; another reader is filling it: wait() before use
+        kClaimed,   // pinned; the caller must read into data and then publish() or abandon()
+        kUncached,  // nothing pinned: no memory for it within the budget (or caching is off)
+    };
+    struct Handle {
+        Outcome outcome = Outcome::kUncached;
+        Entry *entry = nullptr;
+        uint8_t *data = nullptr;
+    };
+
+    // `stats` receives resident_bytes and insert_ns.
+    WeightCache(uint64_t budget, Stats &stats, SlabPool::MapFn map = SlabPool::map_prefaulted);
+    WeightCache(const WeightCache &) = delete;
+    WeightCache &operator=(const WeightCache &) = delete;
+    ~WeightCache();  // no call may still hold a pin
+
+    // The process's cache, its budget from the settings (never destroyed: a prefetch read or an
+    // engine thread may still be using it while the process exits).
+    static WeightCache &instance();
+
+    // Finds the entry for `key` or claims a new one (evicting and mapping as needed).
+    Handle acquire(const CacheKey &key);
+    // Resident or being read (the prefetch queue's "already there" test; takes no pin).
+    bool contains(const CacheKey &key);
+
+    // The claimed entry's bytes are complete: it becomes Ready and waiters wake.
+    void publish(Entry *entry);
+    // The claimed entry could not be read: it is dropped (and unpinned), waiters wake.
+    void abandon(Entry *entry);
+    // For an in-flight entry: true once it is Ready (the pin still held), false when its reader
+    // abandoned it (the pin is then gone; acquire again to read it yourself).
+    bool wait(Entry *entry, uint8_t **data);
+    void unpin(Entry *entry);
+
+    uint64_t budget() const { return budget_; }
+    size_t mapped_bytes();  // entries plus free chunks
+
+private:
+    // With the lock held: a chunk for `length` bytes within the budget, or nullptr.
+    uint8_t *chunk_for(size_t length, std::unique_lock<std::mutex> &lock);
+    void evict_one();
+    void release(Entry *entry);  // lock held, pins == 0, entry out of the map
+
+    const uint64_t budget_;
+    Stats &stats_;
+    std::mutex mutex_;
+    std::condition_variable filled_;  // some entry left the Loading state
+    SlabPool pool_;
+    uint64_t reserved_ = 0;  // bytes being mapped outside the lock, counted against the budget
+    std::unordered_map<CacheKey, Entry *, CacheKeyHash> entries_;
+    std::list<Entry *> lru_;  // unpinned Ready entries, least recently used first
+};
+
+}  // namespace memra

@@ -1,0 +1,58 @@
+// memra_cpu_expert_prefetch_v2's worker: file-backed projections are queued (each file's fd
+// duplicated, so the caller may close its own) and read into the weight cache by one background
+// thread, started on first use. The queue is bounded; what does not fit is dropped and counted
+// (Stats::prefetch_*). The thread is detached and told to stop at unload or exit: it never holds
+// up the process's exit, and a read it has started is simply abandoned with the process.
+#pragma once
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+
+#include "cache.h"
+#include "memra_cpu_experts_v2.h"
+
+namespace memra {
+
+class Prefetcher {
+public:
+    static constexpr size_t kQueueCapacity = 1024;
+
+    // The process's prefetcher, filling WeightCache::instance() (never destroyed).
+    static Prefetcher &instance();
+    explicit Prefetcher(WeightCache &cache) : cache_(cache) {}
+
+    // Queues projections[i] with file_fd >= 0 that are neither resident nor in flight, and
+    // returns. Throws status 3 (naming "projection i") when a fd cannot be examined; then
+    // nothing of this call is queued.
+    void enqueue(const CpuProjectionV2 *projections, int32_t count);
+
+    // Tells the worker to stop (queued jobs are dropped) and waits at most `patience_ms` for it.
+    void stop(int patience_ms);
+
+private:
+    struct Job {
+        CacheKey key;
+        int fd;  // a duplicate shared by the jobs of one file
+    };
+    struct OpenFile {
+        int fd;
+        int jobs;
+    };
+
+    void start_locked();
+    void run();
+    void finish(const Job &job);  // lock held: the job's share of its duplicate fd goes
+
+    WeightCache &cache_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<Job> queue_;
+    std::map<std::array<uint64_t, 4>, OpenFile> files_;  // FileIdentity -> duplicate fd
+    bool started_ = false, stopping_ = false, exited_ = false;
+};
+
+}  // namespace memra

@@ -1,0 +1,97 @@
+#include "pread_shim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+
+namespace memra::tests {
+namespace {
+
+std::mutex g_mutex;
+bool g_armed = false;
+PreadFault g_fault;
+dev_t g_dev;
+ino_t g_ino;
+std::atomic<uint64_t> g_faults{0};
+std::atomic<uint64_t> g_calls{0};
+
+using PreadFn = ssize_t (*)(int, void *, size_t, off_t);
+
+PreadFn real_pread() {
+    static PreadFn fn = reinterpret_cast<PreadFn>(dlsym(RTLD_NEXT, "pread"));
+    return fn;
+}
+
+bool same_file(int fd, dev_t dev, ino_t ino) {
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
+}  // namespace
+
+ArmedPreadFault::ArmedPreadFault(const PreadFault &fault) {
+    struct stat st;
+    fstat(fault.fd, &st);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_fault = fault;
+    g_dev = st.st_dev;
+    g_ino = st.st_ino;
+    g_faults = 0;
+    g_armed = true;
+}
+
+ArmedPreadFault::~ArmedPreadFault() {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_armed = false;
+}
+
+uint64_t ArmedPreadFault::faults() const { return g_faults.load(); }
+
+}  // namespace memra::tests
+
+using namespace memra::tests;
+
+extern "C" __attribute__((visibility("default"))) ssize_t pread(int fd, void *buf, size_t count, off_t offset) {
+    PreadFault fault;
+    dev_t dev;
+    ino_t ino;
+    {
+        std::lock_guard<std::mutex> lock(g_mutex);
+        if (!g_armed) return real_pread()(fd, buf, count, offset);
+        fault = g_fault;
+        dev = g_dev;
+        ino = g_ino;
+    }
+    if (!same_file(fd, dev, ino)) return real_pread()(fd, buf, count, offset);
+    switch (fault.kind) {
+    case PreadFault::Kind::kFailAt:
+        if (uint64_t(offset) <= fault.offset && fault.offset < uint64_t(offset) + count) {
+            ++g_faults;
+            errno = fault.error;
+            return -1;
+        }
+        break;
+    case PreadFault::Kind::kShortReads:
+        if (count > fault.max_bytes) {
+            ++g_faults;
+            count = fault.max_bytes;
+        }
+        break;
+    case PreadFault::Kind::kEintrStorm:
+        // Three interrupted attempts for every one that goes through.
+        if (g_calls++ % 4 != 3) {
+            ++g_faults;
+            errno = EINTR;
+            return -1;
+        }
+        break;
+    }
+    return real_pread()(fd, buf, count, offset);
+}
+
+extern "C" __attribute__((visibility("default"))) ssize_t pread64(int fd, void *buf, size_t count, off_t offset) { return pread(fd, buf, count, offset); }

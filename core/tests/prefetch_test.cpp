@@ -1,0 +1,222 @@
+// memra_cpu_expert_prefetch_v2 (CONTRACT.md, "Weights from a file"): it returns at once, a
+// background worker reads the file-backed projections into the cache, and the compute call that
+// follows is served from it; the caller may close its fd right away; the queue is bounded and
+// counts what it drops; and calls from several threads mixing every path give the serial results.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "lib_call.h"
+#include "weights_file.h"
+
+namespace memra::tests {
+namespace {
+
+constexpr int32_t kEmbd = 512, kFf = 256;
+
+testkit::TokenProblem mixed_problem(uint64_t seed) {
+    return testkit::make_token_problem(
+        {testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_Q5_K, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f},
+         testkit::ExpertSpec{MEMRA_QTYPE_Q2_K, MEMRA_QTYPE_IQ3_S, MEMRA_QTYPE_Q4_0, 1, 1, 1, -0.4f}},
+        kEmbd, kFf, seed);
+}
+
+std::vector<CpuProjectionV2> flat(const std::vector<CpuExpertV2> &experts) {
+    std::vector<CpuProjectionV2> out;
+    for (const CpuExpertV2 &e : experts)
+        for (const CpuProjectionV2 *p : {&e.gate, &e.up, &e.down}) out.push_back(*p);
+    return out;
+}
+
+int32_t prefetch(const std::vector<CpuProjectionV2> &projections, std::string *message = nullptr) {
+    char error[512] = {};
+    const int32_t status = memra_cpu_expert_prefetch_v2(projections.data(), int32_t(projections.size()), error, sizeof error);
+    if (message) *message = error;
+    return status;
+}
+
+// Polls until `done` holds, for at most 30 s (a loaded machine is slow; a lost read never
+// finishes). The answer is whether it held: the test asserts that, not any timing.
+bool eventually(const std::function<bool()> &done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+}
+
+void point_at(std::vector<CpuExpertV2> &experts, int fd) {
+    for (CpuProjectionV2 *p : projections_of(experts)) p->file_fd = fd;
+}
+
+std::vector<float> token_call(const std::vector<CpuExpertV2> &experts, const testkit::TokenProblem &p, int32_t threads = 2) {
+    std::vector<float> out(static_cast<size_t>(kEmbd));
+    const CallResult r = call_token(experts.data(), int32_t(experts.size()), p.input.data(), out.data(), threads);
+    EXPECT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
+    return out;
+}
+
+TEST(Prefetch, ThenComputeIsAllHits) {
+    const testkit::TokenProblem p = mixed_problem(101);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors();
+    const WeightsFile file(projections_of(experts));
+    const CacheCounters before = cache_counters();
+    ASSERT_EQ(prefetch(flat(experts)), MEMRA_STATUS_OK);
+    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == file.bytes(); }))
+        << "the prefetched bytes never became resident";
+    const CacheCounters prefetched = cache_counters();
+    EXPECT_EQ((prefetched - before)[2], file.bytes()) << "read_bytes counts the prefetch's reads";
+    EXPECT_EQ((prefetched - before)[0] + (prefetched - before)[1], 0u) << "prefetch is no look-up";
+    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
+    const CacheCounters d = cache_counters() - prefetched;
+    EXPECT_EQ(d[0], 6u) << "hits";
+    EXPECT_EQ(d[1], 0u) << "misses";
+    EXPECT_EQ(d[2], 0u) << "read_bytes";
+    // Prefetching what is resident reads nothing more.
+    ASSERT_EQ(prefetch(flat(experts)), MEMRA_STATUS_OK);
+    EXPECT_EQ(cache_counters()[2], prefetched[2] + d[2]);
+}
+
+// A compute call right behind its prefetch either finds the bytes or waits for the worker's read
+// in flight: each projection is read once, whichever way the race goes.
+TEST(Prefetch, ComputeRightBehindThePrefetchReadsEachProjectionOnce) {
+    const testkit::TokenProblem p = mixed_problem(102);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors();
+    const WeightsFile file(projections_of(experts));
+    const CacheCounters before = cache_counters();
+    ASSERT_EQ(prefetch(flat(experts)), MEMRA_STATUS_OK);
+    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
+    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == file.bytes(); }));
+    const CacheCounters d = cache_counters() - before;
+    EXPECT_EQ(d[2], file.bytes()) << "read_bytes: every projection exactly once";
+    EXPECT_EQ(d[0] + d[1], 6u) << "one look-up per projection";
+}
+
+// The prefetch keeps its own duplicate of the fd: the caller closes its fd at once, and a later
+// call through another fd on the same file (keyed by the file, not the fd) finds the bytes.
+TEST(Prefetch, CallerMayCloseItsFdRightAfterPrefetch) {
+    const std::string path = "/tmp/memra-prefetch-" + std::to_string(getpid());
+    const testkit::TokenProblem p = mixed_problem(103);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors();
+    WeightsFile file(projections_of(experts), path);
+    const CacheCounters before = cache_counters();
+    ASSERT_EQ(prefetch(flat(experts)), MEMRA_STATUS_OK);
+    file.close_fd();
+    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == file.bytes(); }));
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    unlink(path.c_str());
+    ASSERT_GE(fd, 0);
+    point_at(experts, fd);
+    const CacheCounters ready = cache_counters();
+    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
+    EXPECT_EQ((cache_counters() - ready)[0], 6u) << "hits";
+    close(fd);
+}
+
+TEST(Prefetch, AnFdThatIsNotOpenIsStatus3AndNothingIsQueued) {
+    const testkit::TokenProblem p = mixed_problem(104);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors();
+    const WeightsFile file(projections_of(experts));
+    std::vector<CpuProjectionV2> projections = flat(experts);
+    projections[4].file_fd = 1000000;
+    const CacheCounters before = cache_counters();
+    std::string message;
+    EXPECT_EQ(prefetch(projections, &message), MEMRA_STATUS_IO_ERROR);
+    EXPECT_NE(message.find("projection 4"), std::string::npos) << message;
+    EXPECT_NE(message.find("Bad file descriptor"), std::string::npos) << message;
+    // Nothing was read: a compute call afterwards reads all six itself.
+    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
+    EXPECT_EQ((cache_counters() - before)[1], 6u) << "misses";
+}
+
+uint64_t describe_count(const std::string &word) {
+    const std::string line = describe_line(), tag = " " + word + " ";
+    const size_t at = line.find("; prefetch queued ");
+    const size_t w = line.find(tag, at);
+    return w == std::string::npos ? ~0ull : std::stoull(line.substr(w + tag.size()));
+}
+
+// More projections than the queue holds, in one call: the surplus is dropped and counted.
+TEST(Prefetch, TheQueueIsBoundedAndCountsWhatItDrops) {
+    constexpr int32_t kCount = 1500;  // the queue holds 1024
+    testkit::ExpertSet set(kEmbd, kFf);
+    std::mt19937_64 rng(105);
+    std::vector<CpuProjectionV2> projections;
+    for (int32_t i = 0; i < kCount; ++i) projections.push_back(set.make_projection(MEMRA_QTYPE_F32, 1, 32, 1.0f, rng));
+    std::vector<CpuProjectionV2 *> pointers;
+    for (CpuProjectionV2 &p : projections) pointers.push_back(&p);
+    const WeightsFile file(pointers);
+    const uint64_t dropped = describe_count("dropped"), queued = describe_count("queued");
+    ASSERT_EQ(prefetch(projections), MEMRA_STATUS_OK);
+    const uint64_t now_dropped = describe_count("dropped") - dropped, now_queued = describe_count("queued") - queued;
+    EXPECT_GE(now_dropped, uint64_t(kCount - 1024)) << describe_line();
+    EXPECT_EQ(now_dropped + now_queued, uint64_t(kCount)) << describe_line();
+}
+
+// Four engine threads, fifty calls each, mixing memory and file weights, token and rows calls,
+// and prefetches of what the next call needs: every result equals the serial one.
+TEST(Prefetch, ConcurrentCallsMixingEveryPathEqualTheSerialResults) {
+    const testkit::TokenProblem memory = mixed_problem(106), from_file = mixed_problem(107), prefetched = mixed_problem(108);
+    const testkit::RowsProblem rows = testkit::make_rows_problem(
+        testkit::ExpertSpec{MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_BF16, MEMRA_QTYPE_NVFP4}, 5, kEmbd, kFf, 109);
+    const std::vector<float> want_memory = run_token(memory, 1), want_file = run_token(from_file, 1),
+                             want_prefetched = run_token(prefetched, 1), want_rows = run_rows(rows, 1);
+    std::vector<CpuExpertV2> file_experts = from_file.experts.descriptors(), prefetch_experts = prefetched.experts.descriptors(),
+                             rows_expert = rows.experts.descriptors();
+    std::vector<CpuProjectionV2 *> all = projections_of(file_experts);
+    for (auto *set : {&prefetch_experts, &rows_expert})
+        for (CpuProjectionV2 *p : projections_of(*set)) all.push_back(p);
+    const WeightsFile file(all);
+    const std::vector<CpuProjectionV2> to_prefetch = flat(prefetch_experts);
+
+    std::vector<std::string> failures(4);
+    auto engine_thread = [&](int t) {
+        for (int call = 0; call < 50 && failures[size_t(t)].empty(); ++call) {
+            const int32_t threads = 1 + (call + t) % 2;
+            std::vector<float> out(static_cast<size_t>(kEmbd)), rows_out(size_t(rows.rows) * kEmbd);
+            CallResult r;
+            const std::vector<float> *want = nullptr;
+            switch ((call + t) % 4) {
+            case 0:
+                r = call_token(memory.experts.data(), 2, memory.input.data(), out.data(), threads);
+                want = &want_memory;
+                break;
+            case 1:
+                r = call_token(file_experts.data(), 2, from_file.input.data(), out.data(), threads);
+                want = &want_file;
+                break;
+            case 2: {
+                char error[256] = {};
+                if (memra_cpu_expert_prefetch_v2(to_prefetch.data(), int32_t(to_prefetch.size()), error, sizeof error) != 0)
+                    failures[size_t(t)] = std::string("prefetch: ") + error;
+                r = call_token(prefetch_experts.data(), 2, prefetched.input.data(), out.data(), threads);
+                want = &want_prefetched;
+                break;
+            }
+            case 3:
+                r = call_rows(rows_expert.data(), rows.inputs.data(), rows.rows, rows.route_weights.data(), rows_out.data(), threads);
+                out = rows_out;
+                want = &want_rows;
+                break;
+            }
+            if (r.status != MEMRA_STATUS_OK)
+                failures[size_t(t)] = "call " + std::to_string(call) + ": status " + std::to_string(r.status) + ": " + r.message;
+            else if (!same_bits(out, *want))
+                failures[size_t(t)] = "call " + std::to_string(call) + ": result differs from the serial one";
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) threads.emplace_back(engine_thread, t);
+    for (std::thread &th : threads) th.join();
+    for (int t = 0; t < 4; ++t) EXPECT_EQ(failures[size_t(t)], "") << "engine thread " << t;
+}
+
+}  // namespace
+}  // namespace memra::tests

@@ -1,0 +1,190 @@
+// The weight cache on its own (core/cache.h, a WeightCache built with its own budget and
+// counters): LRU order, pins, the budget, one read for concurrent misses, refused growth, chunk
+// reuse; and the budget variable's syntax (core/settings.h).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "cache.h"
+#include "settings.h"
+
+namespace memra {
+namespace {
+
+constexpr size_t kChunk = 4 * SlabPool::kPageBytes;
+
+CacheKey key(uint64_t n, uint64_t length = kChunk) {
+    CacheKey k;
+    k.file.dev = 1;
+    k.file.ino = 42;
+    k.offset = n * 1000003;
+    k.length = length;
+    return k;
+}
+
+// Claims `k`, fills it with its number, publishes and unpins: one cached, unused entry.
+void put(WeightCache &cache, uint64_t n, uint64_t length = kChunk) {
+    WeightCache::Handle h = cache.acquire(key(n, length));
+    ASSERT_EQ(h.outcome, WeightCache::Outcome::kClaimed) << "entry " << n;
+    std::memset(h.data, int(n), length);
+    cache.publish(h.entry);
+    cache.unpin(h.entry);
+}
+
+// Whether `n` is resident: a look-up that does not change the LRU order more than a use would.
+bool resident(WeightCache &cache, uint64_t n) { return cache.contains(key(n)); }
+
+TEST(WeightCache, EvictsTheLeastRecentlyUsed) {
+    Stats stats;
+    WeightCache cache(3 * kChunk, stats);
+    put(cache, 1);
+    put(cache, 2);
+    put(cache, 3);
+    WeightCache::Handle used = cache.acquire(key(1));  // 1 becomes the most recently used
+    ASSERT_EQ(used.outcome, WeightCache::Outcome::kReady);
+    EXPECT_EQ(used.data[0], 1);
+    cache.unpin(used.entry);
+    put(cache, 4);  // evicts 2
+    EXPECT_TRUE(resident(cache, 1));
+    EXPECT_FALSE(resident(cache, 2));
+    EXPECT_TRUE(resident(cache, 3));
+    EXPECT_TRUE(resident(cache, 4));
+    EXPECT_EQ(stats.resident_bytes.load(), 3 * kChunk);
+    EXPECT_LE(cache.mapped_bytes(), 3 * kChunk);
+}
+
+TEST(WeightCache, PinnedEntriesAreNeverEvictedAndTheBudgetHolds) {
+    Stats stats;
+    WeightCache cache(2 * kChunk, stats);
+    put(cache, 1);
+    put(cache, 2);
+    WeightCache::Handle a = cache.acquire(key(1)), b = cache.acquire(key(2));
+    EXPECT_EQ(cache.acquire(key(3)).outcome, WeightCache::Outcome::kUncached) << "room only by evicting a pinned entry";
+    EXPECT_EQ(a.data[0], 1);
+    EXPECT_EQ(b.data[0], 2);
+    cache.unpin(a.entry);
+    put(cache, 3);  // now 1 can go
+    EXPECT_FALSE(resident(cache, 1));
+    EXPECT_EQ(b.data[kChunk - 1], 2) << "the pinned entry's bytes changed";
+    cache.unpin(b.entry);
+    EXPECT_EQ(stats.resident_bytes.load(), 2 * kChunk);
+}
+
+TEST(WeightCache, LargerThanTheWholeBudgetIsNotCached) {
+    Stats stats;
+    WeightCache cache(kChunk, stats);
+    EXPECT_EQ(cache.acquire(key(1, kChunk + 1)).outcome, WeightCache::Outcome::kUncached);
+    WeightCache off(0, stats);
+    EXPECT_EQ(off.acquire(key(1)).outcome, WeightCache::Outcome::kUncached);
+    EXPECT_EQ(stats.resident_bytes.load(), 0u);
+}
+
+// The second reader of an entry being read waits for it and reads nothing itself.
+TEST(WeightCache, ConcurrentMissesReadOnce) {
+    Stats stats;
+    WeightCache cache(4 * kChunk, stats);
+    WeightCache::Handle loader = cache.acquire(key(7));
+    ASSERT_EQ(loader.outcome, WeightCache::Outcome::kClaimed);
+    WeightCache::Handle second = cache.acquire(key(7));
+    ASSERT_EQ(second.outcome, WeightCache::Outcome::kInFlight);
+    uint8_t seen = 0;
+    std::thread waiter([&] {
+        uint8_t *data = nullptr;
+        if (cache.wait(second.entry, &data)) seen = data[5];  // blocks until publish()
+        cache.unpin(second.entry);
+    });
+    std::memset(loader.data, 7, kChunk);
+    cache.publish(loader.entry);
+    cache.unpin(loader.entry);
+    waiter.join();
+    EXPECT_EQ(seen, 7);
+}
+
+// A reader that fails drops its claim: waiters are told, and the next look-up claims afresh.
+TEST(WeightCache, AnAbandonedReadTellsItsWaiters) {
+    Stats stats;
+    WeightCache cache(4 * kChunk, stats);
+    WeightCache::Handle loader = cache.acquire(key(8));
+    WeightCache::Handle second = cache.acquire(key(8));
+    ASSERT_EQ(second.outcome, WeightCache::Outcome::kInFlight);
+    bool waited_ok = true;
+    std::thread waiter([&] {
+        uint8_t *data = nullptr;
+        waited_ok = cache.wait(second.entry, &data);  // on false its pin is gone
+    });
+    cache.abandon(loader.entry);
+    waiter.join();
+    EXPECT_FALSE(waited_ok);
+    EXPECT_FALSE(resident(cache, 8));
+    WeightCache::Handle again = cache.acquire(key(8));
+    EXPECT_EQ(again.outcome, WeightCache::Outcome::kClaimed);
+    cache.abandon(again.entry);
+    EXPECT_EQ(stats.resident_bytes.load(), 0u);
+}
+
+uint8_t *refuse(size_t) { return nullptr; }
+
+TEST(WeightCache, RefusedGrowthMeansNotCachedNeverACrash) {
+    Stats stats;
+    WeightCache cache(64 * kChunk, stats, refuse);
+    EXPECT_EQ(cache.acquire(key(1)).outcome, WeightCache::Outcome::kUncached);
+    EXPECT_EQ(cache.mapped_bytes(), 0u);
+}
+
+size_t g_mapped_calls = 0;
+uint8_t *counting_map(size_t bytes) {
+    ++g_mapped_calls;
+    return SlabPool::map_prefaulted(bytes);
+}
+
+// Evicted chunks are reused: cycling through many more entries than fit maps memory only while
+// the pool grows to the budget.
+TEST(WeightCache, EvictedChunksAreReused) {
+    Stats stats;
+    g_mapped_calls = 0;
+    WeightCache cache(8 * kChunk, stats, counting_map);
+    for (uint64_t n = 0; n < 100; ++n) put(cache, n);
+    EXPECT_EQ(g_mapped_calls, 1u) << "one slab of eight chunks, then reuse";
+    EXPECT_EQ(cache.mapped_bytes(), 8 * kChunk);
+}
+
+// Another projection size evicts entries and unmaps their chunks to make room.
+TEST(WeightCache, ChunksOfAnotherSizeMakeRoom) {
+    Stats stats;
+    WeightCache cache(8 * kChunk, stats);
+    for (uint64_t n = 0; n < 8; ++n) put(cache, n);
+    put(cache, 100, 3 * kChunk);
+    EXPECT_TRUE(cache.contains(key(100, 3 * kChunk)));
+    EXPECT_LE(cache.mapped_bytes(), 8 * kChunk);
+    EXPECT_EQ(stats.resident_bytes.load(), 5 * kChunk + 3 * kChunk);
+}
+
+TEST(Settings, ByteSizes) {
+    struct Case {
+        const char *text;
+        bool ok;
+        uint64_t bytes;
+    };
+    for (const Case &c : {Case{"0", true, 0}, Case{"4096", true, 4096}, Case{"512K", true, 512ull << 10},
+                          Case{"64m", true, 64ull << 20}, Case{"6G", true, 6ull << 30},
+                          Case{"18446744073709551615", true, ~0ull}, Case{"18446744073709551616", false, 0},
+                          Case{"17179869184G", false, 0}, Case{"", false, 0}, Case{"G", false, 0},
+                          Case{"12Q", false, 0}, Case{"1.5G", false, 0}, Case{"-1", false, 0},
+                          Case{" 8G", false, 0}, Case{"8GB", false, 0}}) {
+        uint64_t bytes = 0;
+        EXPECT_EQ(parse_byte_size(c.text, bytes), c.ok) << "'" << c.text << "'";
+        if (c.ok) {
+            EXPECT_EQ(bytes, c.bytes) << "'" << c.text << "'";
+        }
+    }
+}
+
+TEST(Settings, DefaultCacheBudgetIsAQuarterOfMemoryAtMost64GiB) {
+    const uint64_t budget = default_cache_bytes();
+    EXPECT_GT(budget, 0u);
+    EXPECT_LE(budget, 64ull << 30);
+}
+
+}  // namespace
+}  // namespace memra
