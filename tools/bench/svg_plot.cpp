@@ -31,6 +31,13 @@ std::string num(double v) {
     return buf;
 }
 
+// "20" rather than "20.0"; fractional steps keep their digits.
+std::string tick_label(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 // A tick step of 1, 2 or 5 times a power of ten giving at most about 8 ticks up to top.
 double tick_step(double top) {
     const double raw = top / 8;
@@ -96,7 +103,7 @@ std::string roofline_svg(const Report &rep) {
         const double y = y_of(v);
         s << "<line x1=\"" << num(left) << "\" y1=\"" << num(y) << "\" x2=\"" << num(left + plot_w) << "\" y2=\""
           << num(y) << "\" stroke=\"#e4e4e4\"/>\n"
-          << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">" << num(v)
+          << "<text x=\"" << num(left - 6) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">" << tick_label(v)
           << "</text>\n";
     }
     s << "<line x1=\"" << num(left) << "\" y1=\"" << num(upper) << "\" x2=\"" << num(left) << "\" y2=\""
@@ -150,8 +157,8 @@ std::string roofline_svg(const Report &rep) {
           << "read bandwidth, " << threads[i] << " thr: " << num(c) << " GB/s</text>\n";
     }
 
-    // Legend.
-    double ly = upper + 130;
+    // Legend, at the foot of the right margin (the ceiling labels sit near the top).
+    double ly = upper + plot_h - 18.0 * double(backends.size() + 1);
     s << "<text x=\"" << num(left + plot_w + 6) << "\" y=\"" << num(ly) << "\" font-weight=\"bold\">plugin</text>\n";
     for (size_t b = 0; b < backends.size(); ++b) {
         ly += 18;
