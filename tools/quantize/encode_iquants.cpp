@@ -13,14 +13,23 @@
 namespace memra::quantize {
 namespace {
 
-int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
-// IQ3_S grid point idx's four magnitudes (odd 1..15), as floats.
+// The IQ3_S grid as floats, and the inverse map from a quadruple of odd magnitudes to its grid
+// index (-1 for the 4096 - 512 quadruples the grid lacks). A quadruple is keyed by its four level
+// numbers (m - 1) / 2 in 0..7, element 0 in the low three bits.
 struct Iq3sGrid {
     float g[512][4];
+    int16_t index_of[4096];
     Iq3sGrid() {
-        for (int k = 0; k < 512; ++k)
-            for (int t = 0; t < 4; ++t) g[k][t] = float((kIq3sGrid[k] >> (8 * t)) & 0xFF);
+        for (int16_t &i : index_of) i = -1;
+        for (int k = 0; k < 512; ++k) {
+            int key = 0;
+            for (int t = 0; t < 4; ++t) {
+                const uint32_t m = (kIq3sGrid[k] >> (8 * t)) & 0xFF;
+                g[k][t] = float(m);
+                key |= int((m - 1) / 2) << (3 * t);
+            }
+            index_of[key] = int16_t(k);
+        }
     }
 };
 const Iq3sGrid &iq3s_grid() {
@@ -28,11 +37,19 @@ const Iq3sGrid &iq3s_grid() {
     return grid;
 }
 
-// The grid point nearest to the four magnitudes a[0..4) / scale (exhaustive: 512 points).
+// The grid point nearest to the four magnitudes a[0..4) / scale. The squared distance is a sum of
+// per-element terms, so when the quadruple of per-element nearest odd levels is itself a grid
+// point it is the nearest one (a lookup); otherwise all 512 points are searched.
 int nearest_grid_point(const float *a, float scale) {
     const Iq3sGrid &grid = iq3s_grid();
     float v[4];
-    for (int t = 0; t < 4; ++t) v[t] = a[t] / scale;
+    int key = 0;
+    for (int t = 0; t < 4; ++t) {
+        v[t] = a[t] / scale;
+        const int level = clamp_int(nearest_int((v[t] - 1.0f) * 0.5f), 0, 7);  // odd magnitude 2 level + 1
+        key |= level << (3 * t);
+    }
+    if (grid.index_of[key] >= 0) return grid.index_of[key];
     int best = 0;
     float best_d = INFINITY;
     for (int k = 0; k < 512; ++k) {
@@ -94,7 +111,7 @@ void encode_iq4_xs(const float *x, uint8_t *out) {
     store_u16(out, d16);
     uint16_t scales_h = 0;
     for (int b = 0; b < 8; ++b) {
-        const int ls = d != 0 ? clamp(nearest_int(scales[b] / d), -32, 31) : 0;
+        const int ls = d != 0 ? clamp_int(nearest_int(scales[b] / d), -32, 31) : 0;
         const int stored = ls + 32;
         out[4 + b / 2] |= uint8_t((stored & 15) << (4 * (b % 2)));
         scales_h = uint16_t(scales_h | (stored >> 4) << (2 * b));
@@ -119,7 +136,7 @@ void encode_iq3_s(const float *x, uint8_t *out) {
     std::memset(out, 0, 110);
     store_u16(out, d16);
     for (int b = 0; b < 8; ++b) {
-        const int s4 = d > 0 ? clamp(nearest_int((scales[b] / d - 1.0f) / 2.0f), 0, 15) : 0;
+        const int s4 = d > 0 ? clamp_int(nearest_int((scales[b] / d - 1.0f) / 2.0f), 0, 15) : 0;
         out[106 + b / 2] |= uint8_t(s4 << (4 * (b % 2)));
         const float db = d * float(1 + 2 * s4);
         for (int k = 0; k < 8; ++k) {

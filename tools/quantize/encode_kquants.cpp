@@ -16,8 +16,6 @@ namespace {
 
 constexpr int kSuper = 256;
 
-int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-
 // Integer sub-block scales against one positive super-scale: code_j = round(v_j / d) in
 // [0, top], d = max_j v_j / top. Returns the fp16 bits of d; the codes go to codes[].
 uint16_t unsigned_scales(const float *v, int count, int top, int *codes) {
@@ -26,7 +24,7 @@ uint16_t unsigned_scales(const float *v, int count, int top, int *codes) {
     const float d = max / float(top);
     const uint16_t d16 = f32_to_fp16(d);
     const float dq = fp16_to_f32(d16);
-    for (int j = 0; j < count; ++j) codes[j] = dq > 0 ? clamp(nearest_int(v[j] / dq), 0, top) : 0;
+    for (int j = 0; j < count; ++j) codes[j] = dq > 0 ? clamp_int(nearest_int(v[j] / dq), 0, top) : 0;
     return d16;
 }
 
@@ -37,7 +35,7 @@ uint16_t signed_scales(const float *v, int count, int bottom, int *codes) {
     const float d = max / -float(bottom);
     const uint16_t d16 = f32_to_fp16(d);
     const float dq = fp16_to_f32(d16);
-    for (int j = 0; j < count; ++j) codes[j] = dq != 0 ? clamp(nearest_int(v[j] / dq), -bottom, bottom - 1) : 0;
+    for (int j = 0; j < count; ++j) codes[j] = dq != 0 ? clamp_int(nearest_int(v[j] / dq), -bottom, bottom - 1) : 0;
     return d16;
 }
 
@@ -45,7 +43,7 @@ uint16_t signed_scales(const float *v, int count, int bottom, int *codes) {
 void affine_levels(const float *x, int sub, float d, float dmin, const int *sc, const int *mn, int qmax, int *q) {
     for (int i = 0; i < kSuper; ++i) {
         const float dl = d * float(sc[i / sub]), ml = dmin * float(mn[i / sub]);
-        q[i] = dl > 0 ? clamp(nearest_int((x[i] + ml) / dl), 0, qmax) : 0;
+        q[i] = dl > 0 ? clamp_int(nearest_int((x[i] + ml) / dl), 0, qmax) : 0;
     }
 }
 
@@ -53,7 +51,7 @@ void affine_levels(const float *x, int sub, float d, float dmin, const int *sc, 
 void symmetric_levels(const float *x, int sub, float d, const int *sc, int nmax, int *q) {
     for (int i = 0; i < kSuper; ++i) {
         const float dl = d * float(sc[i / sub]);
-        q[i] = dl != 0 ? clamp(nearest_int(x[i] / dl), -nmax, nmax - 1) : 0;
+        q[i] = dl != 0 ? clamp_int(nearest_int(x[i] / dl), -nmax, nmax - 1) : 0;
     }
 }
 

@@ -7,7 +7,17 @@
 namespace memra::quantize {
 namespace {
 
-int clamp(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+// The best candidate so far: the smallest squared error, with its scale and its n codes.
+struct Best {
+    double err = INFINITY;
+    float scale = 0;
+    void offer(double e, float s, const int *codes, int *out, int n) {
+        if (!(e < err)) return;
+        err = e;
+        scale = s;
+        for (int i = 0; i < n; ++i) out[i] = codes[i];
+    }
+};
 
 // The squared error of x against scale * levels, minimised over scale: sum x^2 - (x.q)^2 / q.q.
 // Also returns that best scale.
@@ -37,23 +47,18 @@ float fit_symmetric(const float *x, int n, int nmax, int *q) {
         for (int i = 0; i < n; ++i) q[i] = 0;
         return 0;
     }
-    float best_scale = 0;
-    double best_err = INFINITY;
+    Best best;
     int trial[256];
     // Candidates: the largest value mapped to -(nmax + 0.1 k), k = -9..9 (a slightly larger or
     // smaller step than the amax one; clamping absorbs the overshoot).
     for (int k = -9; k <= 9; ++k) {
         const float iscale = -(float(nmax) + 0.1f * float(k)) / max;
-        for (int i = 0; i < n; ++i) trial[i] = clamp(nearest_int(iscale * x[i]), -nmax, nmax - 1);
+        for (int i = 0; i < n; ++i) trial[i] = clamp_int(nearest_int(iscale * x[i]), -nmax, nmax - 1);
         float scale;
         const double err = refit(x, trial, n, &scale);
-        if (err < best_err) {
-            best_err = err;
-            best_scale = scale;
-            for (int i = 0; i < n; ++i) q[i] = trial[i];
-        }
+        best.offer(err, scale, trial, q, n);
     }
-    return best_scale;
+    return best.scale;
 }
 
 Affine fit_affine(const float *x, int n, int qmax, int *q) {
@@ -74,7 +79,7 @@ Affine fit_affine(const float *x, int n, int qmax, int *q) {
     // Candidates: qmax + 0.1 k steps across [lo, hi], k = -5..10 (ggml's rmin/rdelta range).
     for (int k = -5; k <= 10; ++k) {
         const float iscale = (float(qmax) + 0.1f * float(k)) / (hi - lo);
-        for (int i = 0; i < n; ++i) trial[i] = clamp(nearest_int(iscale * (x[i] - lo)), 0, qmax);
+        for (int i = 0; i < n; ++i) trial[i] = clamp_int(nearest_int(iscale * (x[i] - lo)), 0, qmax);
         // Least squares for x ~ s q + b: [qq q1; q1 n] [s b] = [xq x1].
         double qq = 0, q1 = 0, xq = 0, x1 = 0;
         for (int i = 0; i < n; ++i) {
@@ -125,8 +130,7 @@ float fit_codebook(const float *x, int n, const int8_t *book, int size, int *cod
         for (int i = 0; i < n; ++i) code[i] = nearest_level(book, size, 0.0f);
         return 0;
     }
-    float best_scale = 0;
-    double best_err = INFINITY;
+    Best best;
     int trial[256], level[256];
     // Candidates: the largest value mapped near either end of the book, in 12 steps each.
     for (int end = 0; end < 2; ++end) {
@@ -140,14 +144,10 @@ float fit_codebook(const float *x, int n, const int8_t *book, int size, int *cod
             }
             float s;
             const double err = refit(x, level, n, &s);
-            if (err < best_err) {
-                best_err = err;
-                best_scale = s;
-                for (int i = 0; i < n; ++i) code[i] = trial[i];
-            }
+            best.offer(err, s, trial, code, n);
         }
     }
-    return best_scale;
+    return best.scale;
 }
 
 }  // namespace memra::quantize

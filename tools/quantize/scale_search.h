@@ -29,6 +29,8 @@ float fit_codebook(const float *x, int n, const int8_t *book, int size, int *cod
 // The index of the level of book nearest to v (book sorted ascending).
 int nearest_level(const int8_t *book, int size, float v);
 
+inline int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+
 // The largest-magnitude value of x[0..n), with its sign.
 float signed_absmax(const float *x, int n);
 

@@ -170,3 +170,28 @@ TEST_F(SynthInspect, DamagedFilesAreOneLineErrors) {
 
 }  // namespace
 }  // namespace memra::gguf_tool::test
+
+namespace memra::gguf_tool::test {
+namespace {
+
+// The presets' dimensions and keys (shrunk where they would take long: options override them),
+// and format names in any case.
+TEST_F(SynthInspect, PresetsWriteTheirArchitecturesKeys) {
+    const std::string qwen = path("qwen.gguf"), mixtral = path("mixtral.gguf");
+    synth(qwen, {"--arch", "qwen3-30b-a3b", "--n-expert", "2", "--layers", "1", "--qtype", "Q8_0"});
+    synth(mixtral, {"--arch", "mixtral-8x7b", "--n-ff", "256", "--n-expert", "2", "--layers", "1"});
+    const gguf::File q(qwen), m(mixtral);
+    EXPECT_EQ(q.model().architecture(), "qwen3moe");
+    EXPECT_EQ(q.model().find_value("qwen3moe.embedding_length")->as_uint(), 2048u);
+    EXPECT_EQ(q.model().find_value("qwen3moe.expert_feed_forward_length")->as_uint(), 768u);
+    EXPECT_EQ(q.model().find_value("qwen3moe.expert_used_count")->as_uint(), 2u);  // 8, capped at 2 experts
+    EXPECT_EQ(q.model().tensors.at(0).type, uint32_t(MEMRA_QTYPE_Q8_0));
+    EXPECT_EQ(m.model().architecture(), "llama");
+    EXPECT_EQ(m.model().find_value("llama.embedding_length")->as_uint(), 4096u);
+    EXPECT_EQ(m.model().find_value("llama.feed_forward_length")->as_uint(), 256u);
+    EXPECT_EQ(m.model().find_value("llama.expert_count")->as_uint(), 2u);
+    EXPECT_EQ(m.model().tensors.at(2).dims, (std::vector<uint64_t>{256, 4096, 2}));
+}
+
+}  // namespace
+}  // namespace memra::gguf_tool::test
