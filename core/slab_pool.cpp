@@ -4,30 +4,19 @@
 
 #include <cerrno>
 
-namespace memra {
-namespace {
-
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL and pages are touched
 #endif
 
-constexpr size_t kHugePageBytes = size_t{2} << 20;
-
-}  // namespace
+namespace memra {
 
 uint8_t *SlabPool::map_prefaulted(size_t bytes) {
-    // Over-map by one huge page and trim, so the slab starts on a 2 MiB boundary: only aligned
-    // 2 MiB ranges can be backed by transparent huge pages.
-    const size_t span = bytes + kHugePageBytes;
-    void *raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    // Small pages on purpose: on the development VM, faulting in transparent huge pages
+    // (MADV_HUGEPAGE, with the kernel's default defrag=madvise) ran at 0.1-0.4 GB/s against
+    // 0.6-1.6 GB/s for 4 KiB pages, and pread into either ran at the same speed (docs/file-weights.md).
+    void *raw = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED) return nullptr;
-    uint8_t *base = static_cast<uint8_t *>(raw);
-    uint8_t *slab = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(base) + kHugePageBytes - 1) &
-                                                ~(kHugePageBytes - 1));
-    if (slab > base) ::munmap(base, size_t(slab - base));
-    const size_t tail = size_t(base + span - (slab + bytes));
-    if (tail) ::munmap(slab + bytes, tail);
-    (void)::madvise(slab, bytes, MADV_HUGEPAGE);  // a hint: without THP the pages are just small
+    uint8_t *slab = static_cast<uint8_t *>(raw);
     if (::madvise(slab, bytes, MADV_POPULATE_WRITE) != 0) {
         if (errno != EINVAL) {  // ENOMEM and the like: the memory is not there
             ::munmap(slab, bytes);

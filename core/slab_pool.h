@@ -1,9 +1,9 @@
 // Memory for cached weights. Fresh anonymous memory is slow to touch the first time (a page
 // fault per page), so a cache that mapped a new buffer per miss could never read at the speed of
-// pread. The pool maps memory in large slabs, faults them in at once (MADV_POPULATE_WRITE, on
-// transparent huge pages where the kernel grants them), carves them into page-aligned chunks,
-// and recycles freed chunks by exact size: a model has only a few distinct projection sizes, so
-// in steady state every miss reuses an evicted chunk and no page is faulted again.
+// pread. The pool maps memory in large slabs, faults them in at once (MADV_POPULATE_WRITE),
+// carves them into page-aligned chunks (aligned for any SIMD load), and recycles freed chunks by
+// exact size: a model has only a few distinct projection sizes, so in steady state every miss
+// reuses an evicted chunk and no page is faulted again.
 // Not thread-safe: the weight cache calls it under its lock (except map_slab, which it calls
 // unlocked on memory it has reserved).
 #pragma once
