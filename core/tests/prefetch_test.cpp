@@ -63,39 +63,44 @@ std::vector<float> token_call(const std::vector<CpuExpertV2> &experts, const tes
     return out;
 }
 
+// A mixed problem whose experts read their weights from a file of their own.
+struct FileProblem {
+    explicit FileProblem(uint64_t seed, const std::string &path = "")
+        : p(mixed_problem(seed)), experts(p.experts.descriptors()), file(projections_of(experts), path) {}
+    testkit::TokenProblem p;
+    std::vector<CpuExpertV2> experts;
+    WeightsFile file;
+};
+
 TEST(Prefetch, ThenComputeIsAllHits) {
-    const testkit::TokenProblem p = mixed_problem(101);
-    std::vector<CpuExpertV2> experts = p.experts.descriptors();
-    const WeightsFile file(projections_of(experts));
+    FileProblem f(101);
     const CacheCounters before = cache_counters();
-    ASSERT_EQ(prefetch(flat(experts)), MEMRA_STATUS_OK);
-    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == file.bytes(); }))
+    ASSERT_EQ(prefetch(flat(f.experts)), MEMRA_STATUS_OK);
+    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == f.file.bytes(); }))
         << "the prefetched bytes never became resident";
     const CacheCounters prefetched = cache_counters();
-    EXPECT_EQ((prefetched - before)[2], file.bytes()) << "read_bytes counts the prefetch's reads";
+    EXPECT_EQ((prefetched - before)[2], f.file.bytes()) << "read_bytes counts the prefetch's reads";
     EXPECT_EQ((prefetched - before)[0] + (prefetched - before)[1], 0u) << "prefetch is no look-up";
-    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
+    EXPECT_TRUE(same_bits(token_call(f.experts, f.p), run_token(f.p, 2)));
     const CacheCounters d = cache_counters() - prefetched;
     EXPECT_EQ(d[0], 6u) << "hits";
     EXPECT_EQ(d[1], 0u) << "misses";
     EXPECT_EQ(d[2], 0u) << "read_bytes";
     // Prefetching what is resident reads nothing more.
-    ASSERT_EQ(prefetch(flat(experts)), MEMRA_STATUS_OK);
+    ASSERT_EQ(prefetch(flat(f.experts)), MEMRA_STATUS_OK);
     EXPECT_EQ(cache_counters()[2], prefetched[2] + d[2]);
 }
 
 // A compute call right behind its prefetch either finds the bytes or waits for the worker's read
 // in flight: each projection is read once, whichever way the race goes.
 TEST(Prefetch, ComputeRightBehindThePrefetchReadsEachProjectionOnce) {
-    const testkit::TokenProblem p = mixed_problem(102);
-    std::vector<CpuExpertV2> experts = p.experts.descriptors();
-    const WeightsFile file(projections_of(experts));
+    FileProblem f(102);
     const CacheCounters before = cache_counters();
-    ASSERT_EQ(prefetch(flat(experts)), MEMRA_STATUS_OK);
-    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
-    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == file.bytes(); }));
+    ASSERT_EQ(prefetch(flat(f.experts)), MEMRA_STATUS_OK);
+    EXPECT_TRUE(same_bits(token_call(f.experts, f.p), run_token(f.p, 2)));
+    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == f.file.bytes(); }));
     const CacheCounters d = cache_counters() - before;
-    EXPECT_EQ(d[2], file.bytes()) << "read_bytes: every projection exactly once";
+    EXPECT_EQ(d[2], f.file.bytes()) << "read_bytes: every projection exactly once";
     EXPECT_EQ(d[0] + d[1], 6u) << "one look-up per projection";
 }
 
@@ -103,28 +108,24 @@ TEST(Prefetch, ComputeRightBehindThePrefetchReadsEachProjectionOnce) {
 // call through another fd on the same file (keyed by the file, not the fd) finds the bytes.
 TEST(Prefetch, CallerMayCloseItsFdRightAfterPrefetch) {
     const std::string path = "/tmp/memra-prefetch-" + std::to_string(getpid());
-    const testkit::TokenProblem p = mixed_problem(103);
-    std::vector<CpuExpertV2> experts = p.experts.descriptors();
-    WeightsFile file(projections_of(experts), path);
+    FileProblem f(103, path);
     const CacheCounters before = cache_counters();
-    ASSERT_EQ(prefetch(flat(experts)), MEMRA_STATUS_OK);
-    file.close_fd();
-    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == file.bytes(); }));
+    ASSERT_EQ(prefetch(flat(f.experts)), MEMRA_STATUS_OK);
+    f.file.close_fd();
+    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == f.file.bytes(); }));
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     unlink(path.c_str());
     ASSERT_GE(fd, 0);
-    point_at(experts, fd);
+    point_at(f.experts, fd);
     const CacheCounters ready = cache_counters();
-    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
+    EXPECT_TRUE(same_bits(token_call(f.experts, f.p), run_token(f.p, 2)));
     EXPECT_EQ((cache_counters() - ready)[0], 6u) << "hits";
     close(fd);
 }
 
 TEST(Prefetch, AnFdThatIsNotOpenIsStatus3AndNothingIsQueued) {
-    const testkit::TokenProblem p = mixed_problem(104);
-    std::vector<CpuExpertV2> experts = p.experts.descriptors();
-    const WeightsFile file(projections_of(experts));
-    std::vector<CpuProjectionV2> projections = flat(experts);
+    FileProblem f(104);
+    std::vector<CpuProjectionV2> projections = flat(f.experts);
     projections[4].file_fd = 1000000;
     const CacheCounters before = cache_counters();
     std::string message;
@@ -132,7 +133,7 @@ TEST(Prefetch, AnFdThatIsNotOpenIsStatus3AndNothingIsQueued) {
     EXPECT_NE(message.find("projection 4"), std::string::npos) << message;
     EXPECT_NE(message.find("Bad file descriptor"), std::string::npos) << message;
     // Nothing was read: a compute call afterwards reads all six itself.
-    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
+    EXPECT_TRUE(same_bits(token_call(f.experts, f.p), run_token(f.p, 2)));
     EXPECT_EQ((cache_counters() - before)[1], 6u) << "misses";
 }
 
