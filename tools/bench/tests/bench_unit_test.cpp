@@ -2,6 +2,9 @@
 // and JSON round trip, the describe-line reading, and the three renderings against the checker.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstring>
 #include <sstream>
 
 #include "json_reader.h"
@@ -12,6 +15,8 @@
 #include "report.h"
 #include "sampler.h"
 #include "svg_plot.h"
+#include "test_file.h"
+#include "weight_store.h"
 
 namespace memra::bench {
 namespace {
@@ -278,6 +283,42 @@ TEST(OutputChecker, FindsWhatIsWrong) {
     EXPECT_NE(check_csv("mode,variant\nx,y\n"), "");
     EXPECT_NE(check_svg("<svg xmlns=\"http://www.w3.org/2000/svg\"><rect/>"), "");
     EXPECT_NE(check_svg("<html/>"), "");
+}
+
+TEST(WeightStore, ExpertsAreConsecutiveCopiesAndTheFileViewPointsAtTheSameBytes) {
+    const Shape shape{512, 256};
+    const WeightStore store(MEMRA_QTYPE_Q4_K, shape, 3, true, 1);
+    // q4_K: 144 bytes per 256 values; gate and up 256 rows of 512, down 512 rows of 256.
+    EXPECT_EQ(store.expert_bytes(), size_t(2 * 256 * 2 * 144 + 512 * 1 * 144));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(store.data()) % (2u << 20), 0u);
+    const CpuExpertV2 e0 = store.memory_expert(0, 0.5f), e2 = store.memory_expert(2, 0.5f);
+    EXPECT_EQ(e0.gate.weights, store.data());
+    EXPECT_EQ(e0.up.weights, store.data() + e0.gate.byte_len);
+    EXPECT_EQ(e2.gate.weights, store.data() + 2 * store.expert_bytes());
+    EXPECT_EQ(0, std::memcmp(e0.down.weights, e2.down.weights, e0.down.byte_len));
+    EXPECT_EQ(e0.route_weight, 0.5f);
+    const CpuExpertV2 f2 = store.file_expert(2, 7, 1.0f);
+    EXPECT_EQ(f2.down.weights, nullptr);
+    EXPECT_EQ(f2.down.file_fd, 7);
+    EXPECT_EQ(f2.down.file_offset, uint64_t(e2.down.weights - store.data()));
+    EXPECT_EQ(f2.down.byte_len, e2.down.byte_len);
+}
+
+TEST(TestFile, HoldsTheBytesAndIsRemovedAfterwards) {
+    std::vector<uint8_t> bytes(100000);
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(i * 7);
+    std::string path;
+    {
+        const TestFile file(::testing::TempDir(), "unit", bytes.data(), bytes.size());
+        path = file.path();
+        drop_page_cache(file.fd());
+        std::vector<uint8_t> back(bytes.size() - 10);
+        pread_exact(file.fd(), back.data(), back.size(), 10);
+        EXPECT_EQ(0, std::memcmp(back.data(), bytes.data() + 10, back.size()));
+        EXPECT_THROW(pread_exact(file.fd(), back.data(), back.size(), 20), std::runtime_error);  // past the end
+    }
+    EXPECT_NE(::access(path.c_str(), F_OK), 0);
+    EXPECT_THROW(TestFile("/nonexistent-dir", "x", bytes.data(), 1), std::runtime_error);
 }
 
 }  // namespace
