@@ -1,5 +1,6 @@
 // memra-gguf inspect FILE: what a GGUF file holds (header, metadata, tensors), which MoE layers
 // it has, and whether the library can evaluate each of their formats.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -23,6 +24,23 @@ const Command kInspect{
     "libmemra-cpu-experts evaluates. A malformed file is an error (exit 1) naming the byte and field.",
     "  memra-gguf inspect model.gguf\n"
     "  memra-gguf inspect model.gguf --json | jq '.moe_layers[0]'\n"};
+
+// Each tensor type in the file: how many tensors and bytes use it, and whether the library
+// evaluates it.
+struct FormatUse {
+    uint32_t type;
+    uint64_t tensors = 0, bytes = 0;
+};
+std::vector<FormatUse> formats_used(const Model &m) {
+    std::vector<FormatUse> out;
+    for (const TensorInfo &t : m.tensors) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const FormatUse &f) { return f.type == t.type; });
+        if (it == out.end()) it = out.insert(out.end(), FormatUse{t.type});
+        ++it->tensors;
+        it->bytes += t.bytes.value_or(0);
+    }
+    return out;
+}
 
 std::string shape_text(const TensorInfo &t) {
     std::string s;
@@ -48,6 +66,11 @@ void print_table(const File &f) {
                     shape_text(t).c_str(), (unsigned long long)t.offset,
                     t.bytes ? std::to_string(*t.bytes).c_str() : "?",
                     gguf::library_supports(t.type) ? "yes" : "no");
+
+    std::printf("\n%-8s %8s %14s  %s\n", "format", "tensors", "bytes", "library");
+    for (const FormatUse &f : formats_used(m))
+        std::printf("%-8s %8llu %14llu  %s\n", gguf::tensor_type_name(f.type).c_str(), (unsigned long long)f.tensors,
+                    (unsigned long long)f.bytes, gguf::library_supports(f.type) ? "yes" : "no");
 
     const std::vector<gguf::MoeLayer> layers = gguf::find_moe_layers(m);
     std::printf("\nMoE layers: %zu\n", layers.size());
@@ -98,6 +121,10 @@ void print_json(const File &f) {
         if (t.bytes) j.value(int64_t(*t.bytes)); else j.value("unknown");
         j.field("supported", gguf::library_supports(t.type)).end_object();
     }
+    j.end_array().key("formats").begin_array();
+    for (const FormatUse &f : formats_used(m))
+        j.begin_object().field("type", gguf::tensor_type_name(f.type)).field("tensors", int64_t(f.tensors))
+            .field("bytes", int64_t(f.bytes)).field("supported", gguf::library_supports(f.type)).end_object();
     j.end_array().key("moe_layers").begin_array();
     for (const gguf::MoeLayer &l : gguf::find_moe_layers(m)) {
         j.begin_object().field("layer", int64_t(l.layer)).field("n_expert", int64_t(l.n_expert))

@@ -81,6 +81,7 @@ TEST_F(SynthInspect, InspectShowsTheLayersInTablesAndJson) {
     ASSERT_EQ(table.exit_code, 0) << table.err;
     EXPECT_NE(table.out.find("GGUF v3, 6 tensors, 9 kvs, alignment 32"), std::string::npos) << table.out;
     EXPECT_NE(table.out.find("blk.1.ffn_down_exps.weight           q6_K     256 x 512 x 8"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("q4_K            4        2359296  yes\nq6_K            2        1720320  yes\n"), std::string::npos) << table.out;
     EXPECT_NE(table.out.find("MoE layers: 2"), std::string::npos) << table.out;
     EXPECT_NE(table.out.find("1             8      512      256  q4_K     q4_K     q6_K      yes"), std::string::npos) << table.out;
 
@@ -90,6 +91,7 @@ TEST_F(SynthInspect, InspectShowsTheLayersInTablesAndJson) {
     for (const char *part : {"\"version\":3", "\"tensor_count\":6", "\"alignment\":32",
                              "{\"key\":\"qwen3moe.expert_count\",\"type\":\"uint32\",\"value\":8}",
                              "{\"name\":\"blk.0.ffn_down_exps.weight\",\"type\":\"q6_K\",\"type_id\":14,\"shape\":[256,512,8]",
+                             "\"formats\":[{\"type\":\"q4_K\",\"tensors\":4,\"bytes\":2359296,\"supported\":true}",
                              "\"moe_layers\":[{\"layer\":0,\"n_expert\":8,\"n_embd\":512,\"n_ff\":256,\"gate\":\"q4_K\"",
                              "\"library_formats\":[\"f32\",\"q4_0\""})
         EXPECT_NE(json.out.find(part), std::string::npos) << part << "\n" << json.out;
