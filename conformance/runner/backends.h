@@ -1,0 +1,80 @@
+// The backends a conformance run compares with the scalar reference, found exactly as the core
+// finds them: the core's own plugin loader reads each manifest and loads a module only when this
+// CPU (minus MEMRA_CPU_EXPERT_DISABLE_FEATURES) has every feature it requires, so a plugin this
+// CPU cannot run is reported with the loader's reason and never mapped. Beside the shipped
+// plugins comes the test build of the AVX-VNNI kernels with vpdpbusd emulated on AVX2
+// ("avxvnni-emulated"), a module of its own in a directory the library never searches.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend_registry.h"
+#include "cpu_features.h"
+#include "memra/backend.h"
+#include "plugin_loader.h"
+
+namespace memra::conformance {
+
+// How the runner and the suite name the emulated build, and its manifest name.
+inline constexpr const char *kEmulatedLabel = "avxvnni-emulated";
+inline constexpr const char *kEmulatedPluginName = "avxvnni_emulated";
+
+struct BackendLocations {
+    std::string library_backend_dir;  // <library dir>/memra-cpu-experts/backends
+    std::string plugin_dir;           // MEMRA_CPU_EXPERT_PLUGIN_DIR, searched first ("" = unset)
+    std::string test_backend_dir;     // where the emulated build lives ("" = none)
+};
+
+struct Backend {
+    std::string label;         // "avx2", ..., "avxvnni-emulated"
+    std::string plugin_name;   // the manifest's name: what Settings::backend selects
+    bool test_build = false;   // the emulated build: not a shipped plugin
+    std::string requires;      // the manifest's features, /proc/cpuinfo spelling
+    std::string module;        // the module file
+    std::string skip_reason;   // non-empty: not runnable here, and why (then nothing is set below)
+    const memra_backend_v1 *table = nullptr;
+    // The core's selection with this backend forced (Settings{backend = plugin_name}), for full
+    // token and rows calls through memra::moe_token / memra::expert_rows. Null with
+    // registry_problem set when the core refuses a plugin its loader accepted (a failure).
+    std::unique_ptr<BackendRegistry> registry;
+    std::string registry_problem;
+
+    bool runnable() const { return table != nullptr; }
+};
+
+class BackendSet {
+public:
+    // `disabled`: features to treat as absent (MEMRA_CPU_EXPERT_DISABLE_FEATURES), so a skip
+    // can be tried on a CPU that has everything.
+    BackendSet(const BackendLocations &where, const CpuFeatures &cpu, uint64_t disabled);
+
+    // The scalar plugin, or nullptr with problem() saying why nothing can be checked.
+    const Backend *reference() const { return reference_.runnable() ? &reference_ : nullptr; }
+    const std::string &problem() const { return problem_; }
+
+    // Every other plugin found (highest priority first), then the emulated build; runnable or
+    // not.
+    const std::vector<Backend> &subjects() const { return subjects_; }
+
+    uint64_t usable_features() const { return usable_; }
+    const std::vector<std::string> &searched() const { return searched_; }
+
+private:
+    Backend make_backend(const PluginRecord &record, bool test_build, const BackendLocations &where,
+                         const CpuFeatures &cpu, uint64_t disabled) const;
+
+    uint64_t usable_ = 0;
+    std::vector<std::string> searched_;
+    std::vector<PluginRecord> records_;  // keep every loaded module mapped
+    Backend reference_;
+    std::vector<Backend> subjects_;
+    std::string problem_;
+};
+
+// The kernel of `qtype` in a table, or nullptr.
+const memra_kernel_v1 *find_kernel(const memra_backend_v1 &table, int32_t qtype);
+
+}  // namespace memra::conformance

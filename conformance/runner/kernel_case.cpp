@@ -1,0 +1,156 @@
+#include "kernel_case.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <sstream>
+
+#include "activations.h"
+#include "backends.h"
+#include "formats.h"
+#include "memra/qtypes.h"
+#include "synthetic_weights.h"
+
+namespace memra::conformance {
+namespace {
+
+constexpr uint8_t kPoison = 0xCD;      // padding between activation rows, and outputs' canary
+constexpr float kCanary = -7.25f;      // gemm output slots outside its rows keep this
+constexpr size_t kStridePad = 40;      // xq_stride beyond the row: not a multiple of 16
+constexpr size_t kLdyPad = 3;          // ldy beyond out: misaligns every row but the first
+
+uint32_t bits_of(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+std::string hex(uint32_t u) {
+    std::ostringstream s;
+    s << "0x" << std::hex << u;
+    return s.str();
+}
+
+}  // namespace
+
+std::string KernelShape::name() const {
+    return "in" + std::to_string(in) + "_out" + std::to_string(out) + "_m" + std::to_string(acts);
+}
+
+std::string first_difference(const float *got, const float *want, size_t count) {
+    for (size_t i = 0; i < count; ++i)
+        if (bits_of(got[i]) != bits_of(want[i])) {
+            std::ostringstream s;
+            s.precision(9);
+            s << "at " << i << ": got " << got[i] << " (" << hex(bits_of(got[i])) << "), want "
+              << want[i] << " (" << hex(bits_of(want[i])) << ")";
+            return s.str();
+        }
+    return "";
+}
+
+KernelCase::KernelCase(const memra_backend_v1 &scalar, int32_t qtype, const KernelShape &shape,
+                       uint64_t seed)
+    : qtype_(qtype), shape_(shape) {
+    const memra_qtype_info &info = testkit::qtype_info(qtype);
+    const memra_kernel_v1 *sk = find_kernel(scalar, qtype);
+    act_format_ = info.act_format;
+    std::mt19937_64 rng(seed);
+    row_bytes_ = testkit::row_bytes(qtype, shape.in);
+    weights_ = testkit::random_weights(qtype, shape.out, shape.in, rng);
+    act_bytes_ = memra_act_row_bytes(act_format_, shape.in);
+    act_stride_ = act_bytes_ + kStridePad;
+    x_ = activation_rows(shape.acts, shape.in, rng);
+    xq_.assign(act_stride_ * size_t(shape.acts), kPoison);
+    ref_.resize(size_t(shape.out) * size_t(shape.acts));
+    for (int32_t j = 0; j < shape.acts; ++j) {
+        uint8_t *q = &xq_[size_t(j) * act_stride_];
+        scalar.quantize[act_format_](&x_[size_t(j) * size_t(shape.in)], shape.in, q);
+        sk->gemv(weights_.data(), row_bytes_, shape.out, shape.in, q, &ref_[size_t(j) * size_t(shape.out)]);
+    }
+    deq_first_.resize(size_t(shape.in));
+    deq_last_.resize(size_t(shape.in));
+    sk->dequantize_row(weights_.data(), shape.in, deq_first_.data());
+    sk->dequantize_row(weights_.data() + size_t(shape.out - 1) * row_bytes_, shape.in, deq_last_.data());
+}
+
+std::string KernelCase::compare(const memra_backend_v1 &subject) const {
+    const memra_kernel_v1 *k = find_kernel(subject, qtype_);
+    if (!k) return "";  // the core serves this format from a lower plugin: nothing of its own
+    if (k->act_format != act_format_)
+        return std::string("kernel consumes ") + memra_act_format_name(k->act_format) +
+               " activations, the format pairs with " + memra_act_format_name(act_format_);
+    for (const std::string &why : {compare_quantizer(subject), compare_gemv(*k), compare_gemm(*k),
+                                   compare_dequantize(*k)})
+        if (!why.empty()) return why;
+    return "";
+}
+
+std::string KernelCase::compare_quantizer(const memra_backend_v1 &subject) const {
+    const auto quantize = subject.quantize[act_format_];
+    if (!quantize) return "";  // the core then uses another plugin's (canonical) quantizer
+    std::vector<uint8_t> q(act_bytes_);
+    for (int32_t j = 0; j < shape_.acts; ++j) {
+        quantize(&x_[size_t(j) * size_t(shape_.in)], shape_.in, q.data());
+        const uint8_t *want = &xq_[size_t(j) * act_stride_];
+        const auto diff = std::mismatch(q.begin(), q.end(), want);
+        if (diff.first != q.end())
+            return std::string("quantize ") + memra_act_format_name(act_format_) + ", activation " +
+                   std::to_string(j) + ": byte " + std::to_string(diff.first - q.begin()) + " differs";
+    }
+    return "";
+}
+
+std::string KernelCase::compare_gemv(const memra_kernel_v1 &k) const {
+    const size_t out = size_t(shape_.out);
+    std::vector<float> y(out);
+    for (int32_t j = 0; j < shape_.acts; ++j) {
+        const uint8_t *q = &xq_[size_t(j) * act_stride_];
+        const float *want = &ref_[size_t(j) * out];
+        k.gemv(weights_.data(), row_bytes_, shape_.out, shape_.in, q, y.data());
+        const std::string diff = first_difference(y.data(), want, out);
+        if (!diff.empty()) return "gemv, activation " + std::to_string(j) + ", row " + diff;
+    }
+    // The core hands kernels tiles that start at any row: rows 1.. of a copy at an odd address.
+    if (out > 1) {
+        std::vector<uint8_t> shifted(weights_.size() + 1);
+        std::memcpy(shifted.data() + 1, weights_.data(), weights_.size());
+        k.gemv(shifted.data() + 1 + row_bytes_, row_bytes_, shape_.out - 1, shape_.in, xq_.data(), y.data());
+        const std::string diff = first_difference(y.data(), &ref_[1], out - 1);
+        if (!diff.empty()) return "gemv from row 1 at an odd address, row 1 + " + diff;
+    }
+    return "";
+}
+
+std::string KernelCase::compare_gemm(const memra_kernel_v1 &k) const {
+    const size_t out = size_t(shape_.out), ldy = out + kLdyPad;
+    for (int32_t m : {1, 2, 5, 64}) {
+        if (m > shape_.acts) break;
+        std::vector<float> y(ldy * size_t(m), kCanary);
+        k.gemm(weights_.data(), row_bytes_, shape_.out, shape_.in, xq_.data(), act_stride_, m, y.data(), ldy);
+        for (int32_t j = 0; j < m; ++j) {
+            const float *got = &y[size_t(j) * ldy];
+            const std::string diff = first_difference(got, &ref_[size_t(j) * out], out);
+            if (!diff.empty())
+                return "gemm m=" + std::to_string(m) + ", activation " + std::to_string(j) + ", row " + diff;
+            for (size_t r = out; r < ldy; ++r)
+                if (bits_of(got[r]) != bits_of(kCanary))
+                    return "gemm m=" + std::to_string(m) + " wrote past its rows (activation " +
+                           std::to_string(j) + ", slot " + std::to_string(r) + ")";
+        }
+    }
+    return "";
+}
+
+std::string KernelCase::compare_dequantize(const memra_kernel_v1 &k) const {
+    std::vector<float> d(size_t(shape_.in));
+    k.dequantize_row(weights_.data(), shape_.in, d.data());
+    std::string diff = first_difference(d.data(), deq_first_.data(), d.size());
+    if (!diff.empty()) return "dequantize_row of row 0, value " + diff;
+    k.dequantize_row(weights_.data() + size_t(shape_.out - 1) * row_bytes_, shape_.in, d.data());
+    diff = first_difference(d.data(), deq_last_.data(), d.size());
+    if (!diff.empty()) return "dequantize_row of the last row, value " + diff;
+    return "";
+}
+
+}  // namespace memra::conformance
