@@ -64,6 +64,9 @@ const Bound kBounds[] = {
                               " at sigma 0.02 the scale bytes are UE4M3 subnormals (steps of 2^-10): ~0.10"},
 };
 
+// gtest prints a parameter in failure messages and ctest names: the format's name, not its bytes.
+void PrintTo(const Bound &b, std::ostream *out) { *out << memra_qtype_find(b.qtype)->name; }
+
 class EncoderRoundTrip : public testing::TestWithParam<Bound> {};
 
 TEST_P(EncoderRoundTrip, DecodedRowsAreWithinTheFormatsBound) {
