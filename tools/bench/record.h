@@ -15,7 +15,7 @@ namespace memra::bench {
 
 struct Record {
     std::string mode;       // bandwidth | token | rows | file
-    std::string variant;    // bandwidth: read, read_4k, pread; token: memory; rows: token, rows;
+    std::string variant;    // bandwidth: read, read_4k, pread, read_end; token: memory; rows: token, rows;
                             // file: pread, cold, prefetched, warm
     std::string backend;    // "" for bandwidth records
     std::string served_by;  // the plugin whose kernel ran this format ("" if unknown)

@@ -264,6 +264,11 @@ TEST(Renderings, CeilingsAndTargetsAreAttached) {
     const Report rep = sample_report();
     EXPECT_NEAR(bandwidth_ceiling(rep, 2), 1e9 / 0.07 / 1e9, 1e-9);
     EXPECT_LT(bandwidth_ceiling(rep, 4), 0);
+    Report later = rep;  // the re-measurement after the calls counts when it is higher
+    later.bandwidth.push_back(sample_record("bandwidth", "read_end", "", "", 2, 0.05));
+    EXPECT_NEAR(bandwidth_ceiling(later, 2), 1e9 / 0.05 / 1e9, 1e-9);
+    later.bandwidth.back().seconds = summarize({1.0});
+    EXPECT_NEAR(bandwidth_ceiling(later, 2), 1e9 / 0.07 / 1e9, 1e-9);
     EXPECT_NEAR(rep.backends[0].records[1].ratio_to_bandwidth(), (1 / 0.06) / (1 / 0.07), 1e-9);
     EXPECT_DOUBLE_EQ(bandwidth_target("q4_K"), 0.85);
     EXPECT_DOUBLE_EQ(bandwidth_target("iq3_s"), 0.50);
