@@ -221,6 +221,19 @@ void check_status(int32_t status, bool invalid, bool unreadable, bool reads_now)
         check(status == MEMRA_STATUS_OK || status == MEMRA_STATUS_IO_ERROR, "a valid prefetch failed");
 }
 
+// Every property of one call's outcome; `before` and `after` are its output buffer (empty for
+// prefetch), which a failed call must leave as it was.
+void check_outcome(const char *entry, int32_t status, const ErrorBuffer &error, bool invalid,
+                   bool unreadable, bool reads_now, const std::vector<float> &before,
+                   const std::vector<float> &after) {
+    trace(entry, status, error);
+    error.check_after(status);
+    check_status(status, invalid, unreadable, reads_now);
+    if (status != MEMRA_STATUS_OK && !after.empty())
+        check(std::memcmp(before.data(), after.data(), after.size() * sizeof(float)) == 0,
+              "output changed by a failed call");
+}
+
 // One F32 expert of 1 x 1 matrices: the library must still compute after any failure.
 void check_still_usable() {
     static const float one = 1.0f;
@@ -262,12 +275,7 @@ void fuzz_token(FuzzedDataProvider &fdp, ByteCycle &bytes, Owned &owned, FloatMo
                                                   nulls == 1 ? nullptr : input.data(),
                                                   nulls == 2 ? nullptr : output.data(), threads,
                                                   error.ptr(), error.len);
-    trace("token", status, error);
-    error.check_after(status);
-    check_status(status, invalid, unreadable, true);
-    if (status != MEMRA_STATUS_OK)
-        check(std::memcmp(before.data(), output.data(), output.size() * sizeof(float)) == 0,
-              "output changed by a failed token call");
+    check_outcome("token", status, error, invalid, unreadable, true, before, output);
 }
 
 void fuzz_rows(FuzzedDataProvider &fdp, ByteCycle &bytes, Owned &owned, FloatMode mode) {
@@ -289,12 +297,7 @@ void fuzz_rows(FuzzedDataProvider &fdp, ByteCycle &bytes, Owned &owned, FloatMod
         nulls == 0 ? nullptr : &expert, nulls == 1 ? nullptr : inputs.data(), rows,
         nulls == 2 ? nullptr : route.data(), nulls == 3 ? nullptr : outputs.data(), threads,
         error.ptr(), error.len);
-    trace("rows", status, error);
-    error.check_after(status);
-    check_status(status, invalid, unreadable, true);
-    if (status != MEMRA_STATUS_OK)
-        check(std::memcmp(before.data(), outputs.data(), outputs.size() * sizeof(float)) == 0,
-              "outputs changed by a failed rows call");
+    check_outcome("rows", status, error, invalid, unreadable, true, before, outputs);
 }
 
 void fuzz_prefetch(FuzzedDataProvider &fdp, ByteCycle &bytes, Owned &owned) {
@@ -309,9 +312,7 @@ void fuzz_prefetch(FuzzedDataProvider &fdp, ByteCycle &bytes, Owned &owned) {
     ErrorBuffer error(fdp);
     const int32_t status = memra_cpu_expert_prefetch_v2(null ? nullptr : projections.data(), count,
                                                         error.ptr(), error.len);
-    trace("prefetch", status, error);
-    error.check_after(status);
-    check_status(status, invalid || null, unreadable, false);
+    check_outcome("prefetch", status, error, invalid || null, unreadable, false, {}, {});
 }
 
 }  // namespace
