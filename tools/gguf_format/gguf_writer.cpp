@@ -74,6 +74,27 @@ size_t Writer::add_tensor(const std::string &name, uint32_t type, const std::vec
     return tensors_.size() - 1;
 }
 
+void Writer::write_data(const std::function<void(size_t, const Sink &)> &fill, const Sink &write_bytes) const {
+    static const uint8_t kZeros[64] = {};
+    for (size_t k = 0; k < tensors_.size(); ++k) {
+        uint64_t written = 0;
+        fill(k, [&](const void *p, size_t n) {
+            written += n;
+            if (written > *tensors_[k].bytes)
+                throw std::logic_error("tensor '" + tensors_[k].name + "': more data than its size");
+            write_bytes(p, n);
+        });
+        if (written != *tensors_[k].bytes)
+            throw std::logic_error("tensor '" + tensors_[k].name + "': " + std::to_string(written) + " bytes written, " +
+                                   std::to_string(*tensors_[k].bytes) + " expected");
+        for (uint64_t pad = align_up(written, alignment_) - written; pad > 0;) {
+            const size_t n = size_t(std::min<uint64_t>(pad, sizeof kZeros));
+            write_bytes(kZeros, n);
+            pad -= n;
+        }
+    }
+}
+
 void Writer::write(const std::string &path, const std::function<void(size_t, const Sink &)> &fill) const {
     std::vector<uint8_t> head;
     put<uint32_t>(head, kMagic);
@@ -95,24 +116,13 @@ void Writer::write(const std::string &path, const std::function<void(size_t, con
     auto write_bytes = [&](const void *p, size_t n) {
         if (n && std::fwrite(p, 1, n, f.get()) != n) throw std::runtime_error(path + ": write: " + std::strerror(errno));
     };
-    write_bytes(head.data(), head.size());
-    static const uint8_t kZeros[64] = {};
-    for (size_t k = 0; k < tensors_.size(); ++k) {
-        uint64_t written = 0;
-        fill(k, [&](const void *p, size_t n) {
-            written += n;
-            if (written > *tensors_[k].bytes)
-                throw std::logic_error("tensor '" + tensors_[k].name + "': more data than its size");
-            write_bytes(p, n);
-        });
-        if (written != *tensors_[k].bytes)
-            throw std::logic_error("tensor '" + tensors_[k].name + "': " + std::to_string(written) + " bytes written, " +
-                                   std::to_string(*tensors_[k].bytes) + " expected");
-        for (uint64_t pad = align_up(written, alignment_) - written; pad > 0;) {
-            const size_t n = size_t(std::min<uint64_t>(pad, sizeof kZeros));
-            write_bytes(kZeros, n);
-            pad -= n;
-        }
+    try {
+        write_bytes(head.data(), head.size());
+        write_data(fill, write_bytes);
+    } catch (...) {
+        f.reset();
+        std::remove(path.c_str());  // no half-written file that looks like a model
+        throw;
     }
     if (std::fclose(f.release()) != 0) throw std::runtime_error(path + ": close: " + std::strerror(errno));
 }

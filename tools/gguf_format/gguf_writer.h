@@ -27,11 +27,14 @@ public:
     const std::vector<TensorInfo> &tensors() const { return tensors_; }
 
     // Writes the file. fill(index, out) must append exactly tensors()[index].bytes bytes through
-    // out(bytes, n) (in as many calls as it likes). Throws std::runtime_error on I/O errors.
+    // out(bytes, n) (in as many calls as it likes). Throws std::runtime_error on I/O errors (and
+    // passes on fill's exceptions); a file that could not be completed is removed.
     using Sink = std::function<void(const void *, size_t)>;
     void write(const std::string &path, const std::function<void(size_t, const Sink &)> &fill) const;
 
 private:
+    // Each tensor's data through fill, padded to the alignment, checked against its size.
+    void write_data(const std::function<void(size_t, const Sink &)> &fill, const Sink &write_bytes) const;
     void add_kv(const std::string &key, ValueType type, const std::vector<uint8_t> &payload);
 
     uint32_t alignment_;

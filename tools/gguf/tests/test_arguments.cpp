@@ -59,6 +59,11 @@ TEST_F(Arguments, FilesThatAreNotGgufExitOneWithOneLine) {
     EXPECT_TRUE(one_line(missing.err)) << missing.err;
     EXPECT_NE(missing.err.find("No such file"), std::string::npos) << missing.err;
 
+    const auto unwritable = gguf_tool({"synth", path("no-such-dir/x.gguf")});
+    EXPECT_EQ(unwritable.exit_code, 1);
+    EXPECT_TRUE(one_line(unwritable.err)) << unwritable.err;
+    EXPECT_NE(unwritable.err.find("no-such-dir/x.gguf: No such file or directory"), std::string::npos) << unwritable.err;
+
     const auto dir = gguf_tool({"inspect", dir_.string()});
     EXPECT_EQ(dir.exit_code, 1);
     EXPECT_TRUE(one_line(dir.err)) << dir.err;

@@ -76,3 +76,20 @@ TEST(GgufFile, MissingAndEmptyFilesAreClearErrors) {
 
 }  // namespace
 }  // namespace memra::gguf
+
+namespace memra::gguf {
+namespace {
+
+// A fill that delivers the wrong number of bytes is a logic error, and the incomplete file is gone.
+TEST(GgufWriter, ShortDataIsAnErrorAndLeavesNoFile) {
+    Writer w;
+    w.add_tensor("t", 0, {16});
+    const std::string path = temp_path("short.gguf");
+    const float data[8] = {};
+    EXPECT_THROW(w.write(path, [&](size_t, const Writer::Sink &out) { out(data, sizeof data); }), std::logic_error);
+    EXPECT_FALSE(std::filesystem::exists(path));
+    EXPECT_THROW(w.write("/nonexistent-dir/x.gguf", [&](size_t, const Writer::Sink &) {}), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace memra::gguf
