@@ -111,5 +111,17 @@ TEST_F(Run, ReportsLatencyCacheAndScalarAgreement) {
         EXPECT_NE(json.out.find(part), std::string::npos) << part << "\n" << json.out;
 }
 
+// The progress bar appears on request (stderr is a file here, not a terminal, so never otherwise)
+// and ends its line.
+TEST_F(Run, ProgressBarOnlyWhenAskedOrOnATerminal) {
+    const auto quiet = gguf_tool({"run", model_, "--layer", "0", "--tokens", "3", "--no-check"});
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_EQ(quiet.err, "");
+    const auto shown = gguf_tool({"run", model_, "--layer", "0", "--tokens", "3", "--no-check", "--progress"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_NE(shown.err.find("\rrun ["), std::string::npos) << shown.err;
+    EXPECT_NE(shown.err.find("] 100% (3/3)\n"), std::string::npos) << shown.err;
+}
+
 }  // namespace
 }  // namespace memra::gguf_tool::test
