@@ -67,6 +67,11 @@ inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); 
 
 constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
 
+// Software prefetch distance along each weight row. The token path streams weights from DRAM;
+// 1 KiB ahead per row (4 rows in flight) measured +6% (Q8_0) to +20% (Q4_0) per core over 4
+// blocks ahead (72 bytes for Q4_0) on a whole 8-expert token call, and no change for the K-quants.
+constexpr size_t kPrefetchBytes = 1024;
+
 // The drivers. A format F provides:
 //   kElems, kBytes        weight block geometry
 //   kActBytes             bytes of the activation that one weight block pairs with
@@ -91,7 +96,7 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
     for (int32_t b = 0; b < nb; ++b) {
         for (int r = 0; r < R; ++r) {
             const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
-            _mm_prefetch(reinterpret_cast<const char *>(p + 4 * F::kBytes), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char *>(p + kPrefetchBytes), _MM_HINT_T0);
             F::decode(p, blk[r]);
         }
         for (int32_t j = 0; j < m; ++j) {

@@ -9,6 +9,9 @@
 namespace memra::simd::MEMRA_SIMD_NS {
 
 struct Isa {
+    // dot4 is exact for ANY u8 x s8 operands (no int16 pair saturation): formats may use
+    // u = w + 128 against s = a (formats_q8_0_act.h).
+    static constexpr bool kExactDot4 = false;
     // acc + lane k = sum_{t<4} u[4k+t] * s[4k+t] (u unsigned bytes, s signed bytes).
     static inline __m256i dot4(__m256i acc, __m256i u, __m256i s) {
         return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));

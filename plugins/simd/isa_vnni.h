@@ -17,6 +17,9 @@
 namespace memra::simd::MEMRA_SIMD_NS {
 
 struct Isa {
+    // dot4 is exact for ANY u8 x s8 operands (no int16 pair saturation): formats may use
+    // u = w + 128 against s = a (formats_q8_0_act.h).
+    static constexpr bool kExactDot4 = true;
     static inline __m256i dot4(__m256i acc, __m256i u, __m256i s) { return MEMRA_SIMD_DPBUSD(acc, u, s); }
     static inline __m256i dot4_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
         return MEMRA_SIMD_DPWSSD(acc, _mm256_maddubs_epi16(u, s), sc);

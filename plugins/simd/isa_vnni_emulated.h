@@ -11,6 +11,9 @@
 namespace memra::simd::MEMRA_SIMD_NS {
 
 struct Isa {
+    // dot4 is exact for ANY u8 x s8 operands (no int16 pair saturation): formats may use
+    // u = w + 128 against s = a (formats_q8_0_act.h).
+    static constexpr bool kExactDot4 = true;
     static inline __m256i dpbusd(__m256i acc, __m256i u, __m256i s) {
         const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
         const __m256i lo = _mm256_and_si256(u, m4);
