@@ -98,7 +98,7 @@ void write_model(const std::string &path, const SynthOptions &o) {
     w.add_u32(a + ".expert_used_count", s.n_expert_used);
     w.add_u32(a + ".expert_feed_forward_length", s.n_ff);
     if (a == "llama") w.add_u32(a + ".feed_forward_length", s.n_ff);  // where llama.cpp reads Mixtral's
-    w.add_u32("memra.synth.seed", uint32_t(o.seed));
+    w.add_u64("memra.synth.seed", o.seed);
     for (uint32_t l = 0; l < s.layers; ++l)
         for (const Projection &p : o.proj) w.add_tensor(gguf::expert_tensor_name(int(l), p.name), p.qtype, {p.in, p.out, s.n_expert});
 

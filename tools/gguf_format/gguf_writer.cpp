@@ -52,6 +52,12 @@ void Writer::add_u32(const std::string &key, uint32_t value) {
     add_kv(key, ValueType::UINT32, p);
 }
 
+void Writer::add_u64(const std::string &key, uint64_t value) {
+    std::vector<uint8_t> p;
+    put<uint64_t>(p, value);
+    add_kv(key, ValueType::UINT64, p);
+}
+
 void Writer::add_f32(const std::string &key, float value) {
     std::vector<uint8_t> p;
     put<float>(p, value);

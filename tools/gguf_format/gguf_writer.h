@@ -18,6 +18,7 @@ public:
 
     void add_string(const std::string &key, const std::string &value);
     void add_u32(const std::string &key, uint32_t value);
+    void add_u64(const std::string &key, uint64_t value);
     void add_f32(const std::string &key, float value);
     // A tensor of a type the reader can size; dims in ggml order (dims[0] = row length).
     // Returns its index for the data callback.

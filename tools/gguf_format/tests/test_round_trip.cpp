@@ -23,6 +23,7 @@ TEST_P(WriterRoundTrip, ReaderSeesWhatWasWritten) {
     w.add_string("general.architecture", "qwen3moe");
     w.add_u32("qwen3moe.expert_count", 8);
     w.add_f32("scale", 0.5f);
+    w.add_u64("big", uint64_t(1) << 40);
     w.add_tensor("a", 12, {256, 3, 2});   // q4_K: 6 rows of 144 bytes
     w.add_tensor("b", 8, {32, 5});        // q8_0: 5 rows of 34 bytes
     w.add_tensor("c", 0, {7});            // f32
@@ -42,6 +43,8 @@ TEST_P(WriterRoundTrip, ReaderSeesWhatWasWritten) {
     EXPECT_EQ(m.architecture(), "qwen3moe");
     EXPECT_EQ(m.find_value("qwen3moe.expert_count")->as_uint(), 8u);
     EXPECT_EQ(m.find_value("scale")->f, 0.5);
+    EXPECT_EQ(m.find_value("big")->type, ValueType::UINT64);
+    EXPECT_EQ(m.find_value("big")->as_uint(), uint64_t(1) << 40);
     ASSERT_EQ(m.tensors.size(), 3u);
     for (size_t i = 0; i < 3; ++i) {
         const TensorInfo &t = m.tensors[i];
