@@ -4,7 +4,8 @@
 // file must end exactly at the last tensor's data (padded).
 //
 // usage: node check_with_hf_gguf.mjs MEMRA_GGUF_TOOL WORK_DIR NODE_MODULES_DIR
-// Exit 0 pass, 1 mismatch, 77 skipped (the package is not installed there: nothing is downloaded).
+// Exit 0 pass, 1 mismatch, 77 skipped (the package is not installed there, or node is older than
+// the package supports: nothing is downloaded).
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +15,12 @@ const [tool, workDir, nodeModules] = process.argv.slice(2);
 const entry = join(nodeModules ?? "", "@huggingface", "gguf", "dist", "index.mjs");
 if (!existsSync(entry)) {
   console.log(`SKIPPED: @huggingface/gguf is not installed in ${nodeModules} (npm install --prefix DIR @huggingface/gguf)`);
+  process.exit(77);
+}
+// The package declares "engines": {"node": ">=20"} (Debian 12's own nodejs is 18).
+const nodeMajor = Number(process.versions.node.split(".")[0]);
+if (nodeMajor < 20) {
+  console.log(`SKIPPED: @huggingface/gguf needs node >= 20, this is ${process.versions.node}`);
   process.exit(77);
 }
 const { gguf } = await import(pathToFileURL(entry).href);
