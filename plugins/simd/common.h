@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "isa_select.h"  // the ISA folder's: MEMRA_SIMD_NS, names, features, its Isa layer
 
@@ -67,10 +68,24 @@ inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); 
 
 constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
 
-// Software prefetch distance along each weight row. The token path streams weights from DRAM;
-// 1 KiB ahead per row (4 rows in flight) measured +6% (Q8_0) to +20% (Q4_0) per core over 4
-// blocks ahead (72 bytes for Q4_0) on a whole 8-expert token call, and no change for the K-quants.
-constexpr size_t kPrefetchBytes = 1024;
+// Software prefetch distance along each weight row (the token path streams weights from DRAM,
+// 4 rows in flight). Measured on a whole 8-expert token call, 2026-12-03: the 32/64-element
+// formats gain 20-50% with 512 bytes ahead over 4 blocks (72 bytes for Q4_0), while the
+// compute-bound super-block formats are best at 4 blocks (1 KiB cost them up to 12%).
+template <class F>
+constexpr size_t prefetch_bytes() {
+    return F::kElems >= 256 ? 4 * F::kBytes : 512;
+}
+
+// Weight block b of R consecutive rows decoded, each row's stream prefetched ahead.
+template <class F, int R>
+inline void decode_rows(const uint8_t *w, size_t row_bytes, int32_t b, typename F::Block blk[R]) {
+    for (int r = 0; r < R; ++r) {
+        const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
+        _mm_prefetch(reinterpret_cast<const char *>(p + prefetch_bytes<F>()), _MM_HINT_T0);
+        F::decode(p, blk[r]);
+    }
+}
 
 // The drivers. A format F provides:
 //   kElems, kBytes        weight block geometry
@@ -94,11 +109,7 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
     typename F::Block blk[R];
     const int32_t nb = n / F::kElems;
     for (int32_t b = 0; b < nb; ++b) {
-        for (int r = 0; r < R; ++r) {
-            const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
-            _mm_prefetch(reinterpret_cast<const char *>(p + kPrefetchBytes), _MM_HINT_T0);
-            F::decode(p, blk[r]);
-        }
+        decode_rows<F, R>(w, row_bytes, b, blk);
         for (int32_t j = 0; j < m; ++j) {
             const typename F::Act x = F::act(xq + size_t(j) * xq_stride + size_t(b) * F::kActBytes);
             for (int r = 0; r < R; ++r) F::template step<(MaxM > 1)>(acc[j][r], blk[r], x);
@@ -107,6 +118,43 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
     for (int32_t j = 0; j < m; ++j)
         for (int r = 0; r < R; ++r) y[size_t(j) * ldy + size_t(r)] = F::finish(acc[j][r]);
 }
+
+#ifdef MEMRA_SIMD_WIDE512
+// The rows path for formats with a pair form (F::Act2, act2, step2, finish2; formats_q8_0_act.h):
+// activations 2p and 2p + 1 share one 512-bit accumulator per row, each half exactly its own
+// (row, activation) chain. An odd m pairs the last activation with itself; that half is dropped.
+template <class F, class = void>
+struct HasPairs : std::false_type {};
+template <class F>
+struct HasPairs<F, std::void_t<typename F::Act2>> : std::true_type {};
+
+template <class F, int R>
+inline void tile_pairs(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
+                       int32_t m, float *y, size_t ldy) {
+    const int32_t pairs = (m + 1) / 2;
+    __m512 acc[kMaxM / 2][R];
+    for (int32_t p = 0; p < pairs; ++p)
+        for (int r = 0; r < R; ++r) acc[p][r] = _mm512_setzero_ps();
+    typename F::Block blk[R];
+    const int32_t nb = n / F::kElems;
+    for (int32_t b = 0; b < nb; ++b) {
+        decode_rows<F, R>(w, row_bytes, b, blk);
+        const uint8_t *xb = xq + size_t(b) * F::kActBytes;
+        for (int32_t p = 0; p < pairs; ++p) {
+            const int32_t j1 = 2 * p + 1 < m ? 2 * p + 1 : 2 * p;
+            const typename F::Act2 x = F::act2(xb + size_t(2 * p) * xq_stride, xb + size_t(j1) * xq_stride);
+            for (int r = 0; r < R; ++r) F::step2(acc[p][r], blk[r], x);
+        }
+    }
+    for (int32_t p = 0; p < pairs; ++p)
+        for (int r = 0; r < R; ++r) {
+            float lo, hi;
+            F::finish2(acc[p][r], lo, hi);
+            y[size_t(2 * p) * ldy + size_t(r)] = lo;
+            if (2 * p + 1 < m) y[size_t(2 * p + 1) * ldy + size_t(r)] = hi;
+        }
+}
+#endif
 
 template <class F>
 void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
@@ -127,6 +175,15 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
                     y + size_t(j) * ldy, ldy);
         return;
     }
+#ifdef MEMRA_SIMD_WIDE512
+    if constexpr (HasPairs<F>::value) {
+        int32_t r = 0;
+        for (; r + 4 <= rows; r += 4)
+            tile_pairs<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        for (; r < rows; ++r) tile_pairs<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        return;
+    }
+#endif
     int32_t r = 0;
     for (; r + 4 <= rows; r += 4)
         tile<F, 4, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);

@@ -44,6 +44,36 @@ inline ActOffset<K> act_offset(const uint8_t *p) {
     return {a, base, _mm256_set1_ps(fp16(p))};
 }
 
+#ifdef MEMRA_SIMD_WIDE512
+// The rows path of the AVX-512 build (simd/common.h tile_pairs): activations j and j + 1 in the
+// low and high halves of one 512-bit register, so one vpdpbusd / cvt / mul / fma serves two
+// (row, activation) pairs. Each half is exactly the 256-bit computation of its activation.
+template <int K>
+struct ActPair {
+    __m512i a, base;
+    __m512 d;
+};
+template <int K>
+inline ActPair<K> act_pair(const uint8_t *p0, const uint8_t *p1) {
+    static_assert(K > 0, "the pair form is the offset form");
+    const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i base = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(char(K)), a));
+    const __m512 d = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(fp16(p0))), _mm256_set1_ps(fp16(p1)), 1);
+    return {a, base, d};
+}
+// acc + (w + K) . a - K * lane sums, scaled by s * d_a lane by lane: both halves at once.
+template <int K>
+inline __m512 pair_fma(__m512 acc, __m256i w, __m256 s, const ActPair<K> &x) {
+    const __m512i lanes = _mm512_dpbusd_epi32(x.base, _mm512_broadcast_i64x4(w), x.a);
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_broadcast_f32x8(s), x.d), _mm512_cvtepi32_ps(lanes), acc);
+}
+inline void finish_pair(__m512 acc, float &lo, float &hi) {
+    lo = hsum8(_mm512_castps512_ps256(acc));
+    hi = hsum8(_mm512_extractf32x8_ps(acc, 1));
+}
+#endif
+
 // Q8_0 and Q4_0: per 32-element block one fma of the int lanes with d_w * d_a. `w` holds
 // w + K (unsigned) where K > 0, else w itself and `aw` = |w| for the sign trick.
 template <int K>
@@ -66,6 +96,12 @@ struct Block32 {
         s.acc = _mm256_fmadd_ps(_mm256_mul_ps(b.d, x.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
+#ifdef MEMRA_SIMD_WIDE512
+    using Act2 = ActPair<K>;
+    static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) { return act_pair<K>(a0, a1); }
+    static inline void step2(__m512 &acc, const Block &b, const Act2 &x) { acc = pair_fma<K>(acc, b.w, b.d, x); }
+    static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
+#endif
 };
 
 constexpr int kQ8_0Offset = Isa::kExactDot4 ? 128 : 0;
@@ -129,6 +165,18 @@ struct NVFP4 {
         }
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
+#ifdef MEMRA_SIMD_WIDE512
+    struct Act2 {
+        ActPair<kOffset> h[2];
+    };
+    static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) {
+        return {{act_pair<kOffset>(a0, a1), act_pair<kOffset>(a0 + 34, a1 + 34)}};
+    }
+    static inline void step2(__m512 &acc, const Block &b, const Act2 &x) {
+        for (int h = 0; h < 2; ++h) acc = pair_fma<kOffset>(acc, b.w[h], b.s[h], x.h[h]);
+    }
+    static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
+#endif
 };
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
