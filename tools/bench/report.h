@@ -30,8 +30,8 @@ struct Report {
     std::vector<BackendResult> backends;
 };
 
-// The read bandwidth the weights' calls are compared with at `threads` threads (the buffer kind
-// the weights used: huge pages or not); -1 when not measured.
+// The read bandwidth the calls are compared with at `threads` threads: the highest of the read
+// measurements (huge pages, 4 KiB pages, again after the calls); -1 when not measured.
 double bandwidth_ceiling(const Report &report, int32_t threads);
 
 // Sets bandwidth_gbps of every call record from the measured ceilings.

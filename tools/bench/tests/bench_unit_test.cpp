@@ -269,6 +269,8 @@ TEST(Renderings, CeilingsAndTargetsAreAttached) {
     EXPECT_NEAR(bandwidth_ceiling(later, 2), 1e9 / 0.05 / 1e9, 1e-9);
     later.bandwidth.back().seconds = summarize({1.0});
     EXPECT_NEAR(bandwidth_ceiling(later, 2), 1e9 / 0.07 / 1e9, 1e-9);
+    later.bandwidth.push_back(sample_record("bandwidth", "read_4k", "", "", 2, 0.04));  // 4 KiB pages won
+    EXPECT_NEAR(bandwidth_ceiling(later, 2), 1e9 / 0.04 / 1e9, 1e-9);
     EXPECT_NEAR(rep.backends[0].records[1].ratio_to_bandwidth(), (1 / 0.06) / (1 / 0.07), 1e-9);
     EXPECT_DOUBLE_EQ(bandwidth_target("q4_K"), 0.85);
     EXPECT_DOUBLE_EQ(bandwidth_target("iq3_s"), 0.50);
