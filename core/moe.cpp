@@ -3,8 +3,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend_registry.h"
@@ -46,10 +49,19 @@ struct Tile {
     int32_t row_begin, row_end;
 };
 
+// One expert's way through a call: its gate/up tiles not yet done, and whether its down input
+// (the quantized h) is ready.
+struct ExpertProgress {
+    std::atomic<int32_t> gate_up_left{0};
+    std::atomic<bool> down_input_ready{false};
+};
+
 // Everything a call needs beyond the caller's buffers, reused by the next call on this thread.
 struct Workspace {
     std::vector<ExpertPlan> experts;
     std::vector<Tile> gate_up_tiles, down_tiles;
+    std::unique_ptr<ExpertProgress[]> progress;
+    int32_t progress_capacity = 0;
     AlignedBuffer scratch;
     AlignedBuffer file_weights;
 };
@@ -119,6 +131,54 @@ void swiglu(const float *g, const float *u, float gate_scale, float up_scale, fl
     }
 }
 
+// Progress counters for `experts` experts whose gate/up tiles are `gate_up`.
+ExpertProgress *reset_progress(Workspace &ws, int32_t experts, const std::vector<Tile> &gate_up) {
+    if (ws.progress_capacity < experts) {
+        ws.progress.reset(new ExpertProgress[static_cast<size_t>(experts)]);
+        ws.progress_capacity = experts;
+    }
+    for (int32_t i = 0; i < experts; ++i) {
+        ws.progress[i].gate_up_left.store(0, std::memory_order_relaxed);
+        ws.progress[i].down_input_ready.store(false, std::memory_order_relaxed);
+    }
+    for (const Tile &t : gate_up) ws.progress[t.expert].gate_up_left.fetch_add(1, std::memory_order_relaxed);
+    return ws.progress.get();
+}
+
+void wait_until_set(const std::atomic<bool> &flag) {
+    for (int spins = 0; !flag.load(std::memory_order_acquire); ++spins)
+        if (spins >= 64) std::this_thread::yield();
+}
+
+// The gate/up tiles, then the down tiles, in ONE dynamic loop. Three loops with an implicit
+// barrier each made the team wait at every barrier for a member that had lost its core to
+// another process, while OpenMP's active wait kept the waiter's core busy: 2-thread token calls
+// ran ~2x slower whenever the machine was shared. Here whoever finishes an expert's last gate/up
+// tile quantizes its h, and a down tile waits (yielding its core) only for its own expert's h.
+// Tiles are handed out in index order, so whatever a down tile waits for is already taken by a
+// thread that is not waiting. Every value is still computed by the same operations whatever the
+// team size.
+template <class GateUp, class QuantizeH, class Down>
+void run_tiles(int32_t team, const Tile *gu, long n_gu, const Tile *d, long n_d, ExpertProgress *progress,
+               const GateUp &gate_up, const QuantizeH &quantize_h, const Down &down) {
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(dynamic, 1)
+    for (long t = 0; t < n_gu + n_d; ++t) {
+        if (t < n_gu) {
+            const Tile &tile = gu[t];
+            gate_up(tile);
+            ExpertProgress &p = progress[tile.expert];
+            if (p.gate_up_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                quantize_h(tile.expert);
+                p.down_input_ready.store(true, std::memory_order_release);
+            }
+        } else {
+            const Tile &tile = d[t - n_gu];
+            wait_until_set(progress[tile.expert].down_input_ready);
+            down(tile);
+        }
+    }
+}
+
 int32_t team_size(int32_t threads, size_t work_items) {
     return static_cast<int32_t>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(threads), work_items)));
 }
@@ -183,12 +243,10 @@ void moe_token(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
     const int32_t team = team_size(threads, static_cast<size_t>(std::max(n_gu, n_d)));
     auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
 
-#pragma omp parallel num_threads(team) if (team > 1)
-    {
-        // Gate and up fused: one tile reads the same quantized x for both projections.
-#pragma omp for schedule(dynamic, 1)
-        for (long t = 0; t < n_gu; ++t) {
-            const Tile &tile = gu_tiles[t];
+    ExpertProgress *progress = reset_progress(ws, count, ws.gate_up_tiles);
+    run_tiles(
+        team, gu_tiles, n_gu, d_tiles, n_d, progress,
+        [&](const Tile &tile) {  // gate and up fused: one tile reads the same quantized x for both
             const ExpertPlan &e = plans[tile.expert];
             const int32_t rows = tile.row_end - tile.row_begin;
             float *g = f32(e.gate_out) + tile.row_begin;
@@ -198,21 +256,17 @@ void moe_token(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
             e.up.kernel->gemv(e.up.weights + tile.row_begin * e.up.row_bytes, e.up.row_bytes, rows,
                               e.up.in, base + x.offset[e.up.kernel->act_format], u);
             swiglu(g, u, e.gate.scale, e.up.scale, f32(e.h) + tile.row_begin, rows);
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (long i = 0; i < count; ++i) {
+        },
+        [&](int32_t i) {
             const ExpertPlan &e = plans[i];
             registry.quantizer_for(e.down.kernel->act_format)(f32(e.h), e.down.in, base + e.hq);
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (long t = 0; t < n_d; ++t) {
-            const Tile &tile = d_tiles[t];
+        },
+        [&](const Tile &tile) {
             const ExpertPlan &e = plans[tile.expert];
             e.down.kernel->gemv(e.down.weights + tile.row_begin * e.down.row_bytes, e.down.row_bytes,
                                 tile.row_end - tile.row_begin, e.down.in, base + e.hq,
                                 f32(e.down_out) + tile.row_begin);
-        }
-    }
+        });
 
     // The route-weighted sum in expert order, the same for every team size.
     for (int32_t j = 0; j < n_out; ++j) {
@@ -276,17 +330,16 @@ void expert_rows(const BackendRegistry &registry, const CpuExpertV2 &expert, con
     const Tile *d_tiles = ws.down_tiles.data();
     const long n_gu = static_cast<long>(ws.gate_up_tiles.size());
     const long n_d = static_cast<long>(ws.down_tiles.size());
-    const int32_t team = team_size(threads, static_cast<size_t>(std::max<long>({n_gu, n_d, rows})));
+    const int32_t team = team_size(threads, static_cast<size_t>(std::max(n_gu, n_d)));
     auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
     float *G = f32(e.gate_out), *U = f32(e.up_out), *H = f32(e.h), *D = f32(e.down_out);
 
-#pragma omp parallel num_threads(team) if (team > 1)
-    {
+    ExpertProgress *progress = reset_progress(ws, 1, ws.gate_up_tiles);
+    run_tiles(
+        team, gu_tiles, n_gu, d_tiles, n_d, progress,
         // Each tile of rows is applied to all m activation rows at once (gemm), so a kernel
         // decodes each weight block once for every row instead of once per row.
-#pragma omp for schedule(dynamic, 1)
-        for (long t = 0; t < n_gu; ++t) {
-            const Tile &tile = gu_tiles[t];
+        [&](const Tile &tile) {
             const int32_t nrows = tile.row_end - tile.row_begin;
             e.gate.kernel->gemm(e.gate.weights + tile.row_begin * e.gate.row_bytes, e.gate.row_bytes,
                                 nrows, n_in, base + x.offset[e.gate.kernel->act_format],
@@ -297,19 +350,16 @@ void expert_rows(const BackendRegistry &registry, const CpuExpertV2 &expert, con
             for (size_t r = 0; r < m; ++r)
                 swiglu(G + r * ff + tile.row_begin, U + r * ff + tile.row_begin, e.gate.scale,
                        e.up.scale, H + r * ff + tile.row_begin, nrows);
-        }
-#pragma omp for schedule(dynamic, 1)
-        for (long r = 0; r < rows; ++r)
-            registry.quantizer_for(e.down.kernel->act_format)(H + static_cast<size_t>(r) * ff, n_ff,
-                                                              base + e.hq + static_cast<size_t>(r) * hq_stride);
-#pragma omp for schedule(dynamic, 1)
-        for (long t = 0; t < n_d; ++t) {
-            const Tile &tile = d_tiles[t];
+        },
+        [&](int32_t) {
+            for (size_t r = 0; r < m; ++r)
+                registry.quantizer_for(e.down.kernel->act_format)(H + r * ff, n_ff, base + e.hq + r * hq_stride);
+        },
+        [&](const Tile &tile) {
             e.down.kernel->gemm(e.down.weights + tile.row_begin * e.down.row_bytes, e.down.row_bytes,
                                 tile.row_end - tile.row_begin, n_ff, base + e.hq, hq_stride, rows,
                                 D + tile.row_begin, static_cast<size_t>(n_out));
-        }
-    }
+        });
 
     // Same expression as the token path's sum for one expert (0 + w * (s_d * y) == w * (s_d * y)),
     // so one expert's rows call and its token call agree bit for bit.
