@@ -8,6 +8,8 @@
 
 #include <immintrin.h>
 
+#include "simd/superblock_lanes.h"
+
 namespace memra::simd::MEMRA_SIMD_NS {
 
 struct Isa {
@@ -29,24 +31,15 @@ struct Isa {
     static inline __m256i dot4_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
         return dpwssd(acc, _mm256_maddubs_epi16(u, s), sc);
     }
-    // The int lanes of one 256-element super-block: sum over the 8 chunks c of 32 of
-    // dot4_scaled(q[c], a[32c..], sc[c]); the signed form uses |q| (aq) against sign(q) * a.
+    // The int lanes of one 256-element super-block (simd/superblock_lanes.h).
     template <bool Wide = false>
     static inline __m256i scaled_lanes8(const __m256i q[8], const __m256i sc[8], const int8_t *a) {
-        __m256i sumi = _mm256_setzero_si256();
-        for (int c = 0; c < 8; ++c)
-            sumi = dot4_scaled(sumi, q[c], _mm256_loadu_si256(reinterpret_cast<const __m256i *>(a + 32 * c)), sc[c]);
-        return sumi;
+        return superblock_scaled_lanes<Isa>(q, sc, a);
     }
     template <bool Wide = false>
     static inline __m256i signed_scaled_lanes8(const __m256i q[8], const __m256i aq[8], const __m256i sc[8],
                                                const int8_t *a) {
-        __m256i sumi = _mm256_setzero_si256();
-        for (int c = 0; c < 8; ++c)
-            sumi = dot4_scaled(sumi, aq[c],
-                               _mm256_sign_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(a + 32 * c)), q[c]),
-                               sc[c]);
-        return sumi;
+        return superblock_signed_scaled_lanes<Isa>(q, aq, sc, a);
     }
 };
 
