@@ -1,5 +1,7 @@
 #include "activations.h"
 
+#include <limits>
+
 #include "synthetic_weights.h"
 
 namespace memra::conformance {
@@ -14,6 +16,11 @@ std::vector<float> activation_rows(int32_t rows, int32_t n, std::mt19937_64 &rng
             break;
         case 3:
             for (int32_t i = 0; i < n; i += 1 + int32_t(rng() % 61)) row[i] *= 3000.0f;
+            break;
+        case 4:  // a NaN and an infinity, in different blocks when the row has more than one
+            row[rng() % uint64_t(n)] = std::numeric_limits<float>::quiet_NaN();
+            row[rng() % uint64_t(n)] = (rng() & 1) ? std::numeric_limits<float>::infinity()
+                                                   : -std::numeric_limits<float>::infinity();
             break;
         case 5:
             for (int32_t i = 0; i < n; ++i) row[i] = (rng() & 1) ? 4.0f : -4.0f;

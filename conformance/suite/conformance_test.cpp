@@ -23,15 +23,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "backends.h"
+#include "expert_set.h"
 #include "formats.h"
+#include "moe.h"
 #include "plan.h"
 #include "run.h"
 #include "settings.h"
+#include "synthetic_weights.h"
 
 namespace memra::conformance {
 namespace {
@@ -119,6 +125,38 @@ INSTANTIATE_TEST_SUITE_P(Backends, Conformance,
                                             ::testing::ValuesIn(testkit::all_qtypes()),
                                             ::testing::Values(ShapeClass::Small, ShapeClass::Realistic)),
                          param_name);
+
+// A NaN or an infinity in an input row reaches every output of that row as a non-finite value in
+// every backend and format (a quantized activation block holding one gets a NaN scale:
+// plugins/common/quantize.cpp), instead of a silently finite wrong result; the other rows of
+// the same call are unaffected. CallsBitIdentical checks that the backends agree on such rows;
+// this checks what they agree on.
+TEST(ConformanceNonFinite, NonFiniteInputReachesEveryOutputOfItsRow) {
+    std::vector<const Backend *> all{backends().reference()};
+    for (const Backend &b : backends().subjects())
+        if (b.runnable() && b.registry) all.push_back(&b);
+    ASSERT_NE(all.front(), nullptr) << backends().problem();
+    constexpr int32_t kEmbd = 256, kFf = 256;  // one block of every format, Q8_K's 256 included
+    for (int32_t qtype : testkit::all_qtypes()) {
+        std::mt19937_64 rng(case_seed(kSeed, 0, qtype, 5000));
+        testkit::ExpertSet set(kEmbd, kFf);
+        const CpuExpertV2 &expert = set.add(testkit::uniform_spec(qtype), rng);
+        std::vector<float> inputs = testkit::random_input(3 * kEmbd, rng);
+        inputs[kEmbd + 17] = std::numeric_limits<float>::quiet_NaN();       // row 1
+        inputs[2 * kEmbd + 200] = -std::numeric_limits<float>::infinity();  // row 2
+        const std::vector<float> route_weights{1.0f, 0.5f, 0.25f};
+        for (const Backend *b : all) {
+            SCOPED_TRACE(b->label + " " + testkit::qtype_name(qtype));
+            std::vector<float> out(3 * kEmbd, 0.0f);
+            expert_rows(*b->registry, expert, inputs.data(), 3, route_weights.data(), out.data(), 1);
+            for (int32_t j = 0; j < kEmbd; ++j) {
+                ASSERT_TRUE(std::isfinite(out[size_t(j)])) << "finite row, output " << j;
+                ASSERT_FALSE(std::isfinite(out[size_t(kEmbd + j)])) << "NaN row, output " << j;
+                ASSERT_FALSE(std::isfinite(out[size_t(2 * kEmbd + j)])) << "-inf row, output " << j;
+            }
+        }
+    }
+}
 
 // The plan holds the shapes the conformance issue names, so that a later edit of plan.cpp
 // cannot quietly drop one.

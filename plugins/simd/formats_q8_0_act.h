@@ -18,7 +18,7 @@ namespace memra::simd::MEMRA_SIMD_NS {
 // activation, block) and no sign trick. Ranges for vpmaddubsw (AVX2): Q4_0 pairs <= 2*15*127,
 // NVFP4 <= 2*24*127; Q8_0's 0..255 needs an exact dot4 (VNNI: Isa::kExactDot4), so the AVX2
 // build keeps the sign trick for Q8_0 (|w| <= 128 against sign(w) * a: at most 32512, the
-// canonical quantizer never writes -128 for finite input).
+// canonical quantizer never writes -128: plugins/common/quantize.cpp).
 // The block scale d_w * d_a is one IEEE product whatever the register: broadcasting d_w once per
 // row block and d_a once per activation block and multiplying the vectors gives every lane the
 // scalar code's product (same operand order).

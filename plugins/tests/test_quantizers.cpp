@@ -86,19 +86,38 @@ TEST(QuantizerQ8_0, UsesTiesToEvenAnd127OverAmax) {
 }
 
 TEST(QuantizerQ8_0, ZeroAndNonFiniteBlocksAreDefined) {
-    std::vector<float> x(64, 0.0f);
+    // Block 0 all zero: d = 0, codes 0. Blocks 1 (inf), 2 (NaN) and 3 (-inf next to zeros):
+    // NaN scale and zero codes, so any dot with them is NaN (plugins/common/quantize.cpp).
+    std::vector<float> x(128, 0.0f);
     x[40] = std::numeric_limits<float>::infinity();
     x[41] = 1.0f;
-    x[42] = std::numeric_limits<float>::quiet_NaN();
-    std::vector<uint8_t> out(2 * q8_0_act::kBlockBytes, 0xAA);
-    quantize_row_q8_0(x.data(), 64, out.data());
+    x[74] = std::numeric_limits<float>::quiet_NaN();
+    x[75] = -3.0f;
+    x[100] = -std::numeric_limits<float>::infinity();
+    std::vector<uint8_t> out(4 * q8_0_act::kBlockBytes, 0xAA);
+    quantize_row_q8_0(x.data(), 128, out.data());
     for (size_t i = 0; i < q8_0_act::kBlockBytes; ++i) ASSERT_EQ(out[i], 0) << "byte " << i;
-    const uint8_t *b1 = out.data() + q8_0_act::kBlockBytes;
-    EXPECT_EQ(load_u16(b1), 0x7C00);             // d = inf / 127
-    EXPECT_EQ(q8_0_act::qs(b1)[8], -128);        // inf * 0 = NaN -> INT32_MIN -> saturated
-    EXPECT_EQ(q8_0_act::qs(b1)[9], 0);           // finite * 0
-    EXPECT_EQ(q8_0_act::qs(b1)[10], -128);       // NaN
-    EXPECT_EQ(q8_0_act::qs(b1)[0], 0);
+    for (int b = 1; b < 4; ++b) {
+        const uint8_t *blk = out.data() + b * q8_0_act::kBlockBytes;
+        EXPECT_EQ(load_u16(blk), 0x7E00) << "block " << b;  // fp16 quiet NaN
+        for (int i = 0; i < 32; ++i) ASSERT_EQ(q8_0_act::qs(blk)[i], 0) << "block " << b << " code " << i;
+    }
+}
+
+TEST(QuantizerQ8K, NonFiniteBlockHasNaNScaleAndZeroCodes) {
+    // Block 0: a NaN among zeros (amax ignores NaN, so this must not read as an all-zero block);
+    // block 1: an inf among normal values.
+    std::vector<float> x(512, 0.0f);
+    x[7] = std::numeric_limits<float>::quiet_NaN();
+    for (int i = 256; i < 512; ++i) x[i] = 0.5f * float(i % 7) - 1.0f;
+    x[300] = std::numeric_limits<float>::infinity();
+    std::vector<uint8_t> out(2 * q8_K_act::kBlockBytes, 0xAA);
+    quantize_row_q8_K(x.data(), 512, out.data());
+    for (int b = 0; b < 2; ++b) {
+        const uint8_t *blk = out.data() + b * q8_K_act::kBlockBytes;
+        EXPECT_TRUE(std::isnan(q8_K_act::d(blk))) << "block " << b;
+        for (size_t i = 4; i < q8_K_act::kBlockBytes; ++i) ASSERT_EQ(blk[i], 0) << "block " << b << " byte " << i;
+    }
 }
 
 TEST(QuantizerPlain, F32CopyAndBf16) {
