@@ -10,38 +10,13 @@
 #include "lib_call.h"
 #include "param_names.h"
 #include "rejection.h"
+#include "weights_file.h"
 
 namespace memra::tests {
 namespace {
 
-// An unlinked temporary file holding every projection of a problem at deliberately unaligned
-// offsets, and the descriptors rewritten to point into it.
-class WeightsFile {
-public:
-    explicit WeightsFile(std::vector<CpuExpertV2> &experts) {
-        char name[] = "/tmp/memra-weights-XXXXXX";
-        fd_ = mkstemp(name);
-        unlink(name);
-        uint64_t offset = 13;  // nothing in the contract aligns file_offset
-        for (CpuExpertV2 &e : experts)
-            for (CpuProjectionV2 *p : {&e.gate, &e.up, &e.down}) {
-                EXPECT_EQ(pwrite(fd_, p->weights, p->byte_len, off_t(offset)), ssize_t(p->byte_len));
-                p->weights = nullptr;
-                p->file_fd = fd_;
-                p->file_offset = offset;
-                size_ = offset + p->byte_len;
-                offset = size_ + 4099;
-            }
-        lseek(fd_, 7, SEEK_SET);  // the caller's own position, which the library must not move
-    }
-    ~WeightsFile() { close(fd_); }
-    int fd() const { return fd_; }
-    uint64_t size() const { return size_; }  // where the last projection ends
-
-private:
-    int fd_ = -1;
-    uint64_t size_ = 0;
-};
+// The caller's own file position, which the library must not move.
+constexpr off_t kCallerPosition = 7;
 
 testkit::TokenProblem mixed_problem() {
     return testkit::make_token_problem(
@@ -54,7 +29,8 @@ TEST(FileWeights, SameResultsAsFromMemoryAndTheFdIsLeftAlone) {
     const testkit::TokenProblem p = mixed_problem();
     const std::vector<float> from_memory = run_token(p, 2);
     std::vector<CpuExpertV2> experts = p.experts.descriptors();
-    WeightsFile file(experts);
+    const WeightsFile file(projections_of(experts));
+    ASSERT_EQ(lseek(file.fd(), kCallerPosition, SEEK_SET), kCallerPosition);
     for (int call = 0; call < 2; ++call) {  // the second may be served from the cache
         std::vector<float> out(512);
         const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 2);
@@ -66,13 +42,13 @@ TEST(FileWeights, SameResultsAsFromMemoryAndTheFdIsLeftAlone) {
         testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K}, 4, 512, 256, 62);
     const std::vector<float> rows_memory = run_rows(rows, 2);
     std::vector<CpuExpertV2> rows_experts = rows.experts.descriptors();
-    WeightsFile rows_file(rows_experts);
+    const WeightsFile rows_file(projections_of(rows_experts));
     std::vector<float> rows_out(4 * 512);
     const CallResult r = call_rows(rows_experts.data(), rows.inputs.data(), 4, rows.route_weights.data(), rows_out.data(), 2);
     ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
     EXPECT_TRUE(same_bits(rows_out, rows_memory));
 
-    EXPECT_EQ(lseek(file.fd(), 0, SEEK_CUR), 7) << "the caller's file offset moved";
+    EXPECT_EQ(lseek(file.fd(), 0, SEEK_CUR), kCallerPosition) << "the caller's file offset moved";
     EXPECT_NE(fcntl(file.fd(), F_GETFD), -1) << "the caller's fd was closed";
 }
 
@@ -81,7 +57,7 @@ TEST(FileWeights, WeightsPointerIsIgnored) {
     const testkit::TokenProblem p = mixed_problem();
     const std::vector<float> from_memory = run_token(p, 1);
     std::vector<CpuExpertV2> experts = p.experts.descriptors();
-    WeightsFile file(experts);
+    const WeightsFile file(projections_of(experts));
     for (CpuExpertV2 &e : experts) e.gate.weights = reinterpret_cast<const uint8_t *>(uintptr_t(16));
     std::vector<float> out(512);
     const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 1);
@@ -100,7 +76,7 @@ class ReadFailure : public ::testing::TestWithParam<IoCase> {};
 TEST_P(ReadFailure, IsStatus3AndTheLibraryStaysUsable) {
     const testkit::TokenProblem p = mixed_problem();
     std::vector<CpuExpertV2> experts = p.experts.descriptors();
-    WeightsFile file(experts);
+    const WeightsFile file(projections_of(experts));
     CpuProjectionV2 &down = experts[1].down;
     GetParam().breakage(down, file);
     // The message names the projection and the read: its offset and length, and the errno text
