@@ -131,8 +131,21 @@ void swiglu(const float *g, const float *u, float gate_scale, float up_scale, fl
     }
 }
 
-// Progress counters for `experts` experts whose gate/up tiles are `gate_up`.
-ExpertProgress *reset_progress(Workspace &ws, int32_t experts, const std::vector<Tile> &gate_up) {
+// The tiles of every planned expert: its gate/up rows (gate and up share a shape), then its down
+// rows.
+void cut_tiles(Workspace &ws) {
+    ws.gate_up_tiles.clear();
+    ws.down_tiles.clear();
+    for (size_t i = 0; i < ws.experts.size(); ++i) {
+        append_tiles(ws.gate_up_tiles, static_cast<int32_t>(i), ws.experts[i].gate);
+        append_tiles(ws.down_tiles, static_cast<int32_t>(i), ws.experts[i].down);
+    }
+}
+
+// Progress counters for the planned experts and their gate/up tiles.
+ExpertProgress *reset_progress(Workspace &ws) {
+    const int32_t experts = static_cast<int32_t>(ws.experts.size());
+    const std::vector<Tile> &gate_up = ws.gate_up_tiles;
     if (ws.progress_capacity < experts) {
         ws.progress.reset(new ExpertProgress[static_cast<size_t>(experts)]);
         ws.progress_capacity = experts;
@@ -143,6 +156,10 @@ ExpertProgress *reset_progress(Workspace &ws, int32_t experts, const std::vector
     }
     for (const Tile &t : gate_up) ws.progress[t.expert].gate_up_left.fetch_add(1, std::memory_order_relaxed);
     return ws.progress.get();
+}
+
+int32_t team_size(int32_t threads, size_t work_items) {
+    return static_cast<int32_t>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(threads), work_items)));
 }
 
 void wait_until_set(const std::atomic<bool> &flag) {
@@ -159,8 +176,14 @@ void wait_until_set(const std::atomic<bool> &flag) {
 // thread that is not waiting. Every value is still computed by the same operations whatever the
 // team size.
 template <class GateUp, class QuantizeH, class Down>
-void run_tiles(int32_t team, const Tile *gu, long n_gu, const Tile *d, long n_d, ExpertProgress *progress,
-               const GateUp &gate_up, const QuantizeH &quantize_h, const Down &down) {
+void run_tiles(Workspace &ws, int32_t threads, const GateUp &gate_up, const QuantizeH &quantize_h,
+               const Down &down) {
+    const Tile *gu = ws.gate_up_tiles.data();
+    const Tile *d = ws.down_tiles.data();
+    const long n_gu = static_cast<long>(ws.gate_up_tiles.size());
+    const long n_d = static_cast<long>(ws.down_tiles.size());
+    const int32_t team = team_size(threads, static_cast<size_t>(std::max(n_gu, n_d)));
+    ExpertProgress *progress = reset_progress(ws);
 #pragma omp parallel for num_threads(team) if (team > 1) schedule(dynamic, 1)
     for (long t = 0; t < n_gu + n_d; ++t) {
         if (t < n_gu) {
@@ -177,10 +200,6 @@ void run_tiles(int32_t team, const Tile *gu, long n_gu, const Tile *d, long n_d,
             down(tile);
         }
     }
-}
-
-int32_t team_size(int32_t threads, size_t work_items) {
-    return static_cast<int32_t>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(threads), work_items)));
 }
 
 // Activation rows for each format the gate/up kernels consume: quantized once per call and
@@ -227,25 +246,13 @@ void moe_token(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
     for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
         if (x.needed[f]) registry.quantizer_for(f)(input, n_in, base + x.offset[f]);
 
-    ws.gate_up_tiles.clear();
-    ws.down_tiles.clear();
-    for (int32_t i = 0; i < count; ++i) {
-        append_tiles(ws.gate_up_tiles, i, ws.experts[static_cast<size_t>(i)].gate);
-        append_tiles(ws.down_tiles, i, ws.experts[static_cast<size_t>(i)].down);
-    }
+    cut_tiles(ws);
     watch.lap_into(stats().prepare_ns);
 
     const ExpertPlan *plans = ws.experts.data();
-    const Tile *gu_tiles = ws.gate_up_tiles.data();
-    const Tile *d_tiles = ws.down_tiles.data();
-    const long n_gu = static_cast<long>(ws.gate_up_tiles.size());
-    const long n_d = static_cast<long>(ws.down_tiles.size());
-    const int32_t team = team_size(threads, static_cast<size_t>(std::max(n_gu, n_d)));
     auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
-
-    ExpertProgress *progress = reset_progress(ws, count, ws.gate_up_tiles);
     run_tiles(
-        team, gu_tiles, n_gu, d_tiles, n_d, progress,
+        ws, threads,
         [&](const Tile &tile) {  // gate and up fused: one tile reads the same quantized x for both
             const ExpertPlan &e = plans[tile.expert];
             const int32_t rows = tile.row_end - tile.row_begin;
@@ -320,23 +327,13 @@ void expert_rows(const BackendRegistry &registry, const CpuExpertV2 &expert, con
                 registry.quantizer_for(f)(inputs + r * static_cast<size_t>(n_in), n_in,
                                           base + x.offset[f] + r * x_stride[f]);
 
-    ws.gate_up_tiles.clear();
-    ws.down_tiles.clear();
-    append_tiles(ws.gate_up_tiles, 0, e.gate);
-    append_tiles(ws.down_tiles, 0, e.down);
+    cut_tiles(ws);
     watch.lap_into(stats().prepare_ns);
 
-    const Tile *gu_tiles = ws.gate_up_tiles.data();
-    const Tile *d_tiles = ws.down_tiles.data();
-    const long n_gu = static_cast<long>(ws.gate_up_tiles.size());
-    const long n_d = static_cast<long>(ws.down_tiles.size());
-    const int32_t team = team_size(threads, static_cast<size_t>(std::max(n_gu, n_d)));
     auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
     float *G = f32(e.gate_out), *U = f32(e.up_out), *H = f32(e.h), *D = f32(e.down_out);
-
-    ExpertProgress *progress = reset_progress(ws, 1, ws.gate_up_tiles);
     run_tiles(
-        team, gu_tiles, n_gu, d_tiles, n_d, progress,
+        ws, threads,
         // Each tile of rows is applied to all m activation rows at once (gemm), so a kernel
         // decodes each weight block once for every row instead of once per row.
         [&](const Tile &tile) {
