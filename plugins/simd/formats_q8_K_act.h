@@ -72,14 +72,37 @@ inline __m256i signed_chunk_lanes(const __m256i q[8], const __m256i aq[8], const
     return Isa::template signed_scaled_lanes8<Wide>(q, aq, sc, reinterpret_cast<const int8_t *>(q8k::qs(a)));
 }
 
-// Q4_K: fp16 d | fp16 dmin | scales[12] | qs[128]. Mins in a 4-lane accumulator:
-// accm[m] = fma((-D) dmin, m_{2m} T_{2m} + m_{2m+1} T_{2m+1}), result hsum8(acc) + hsum4(accm).
-struct Q4_K {
+// What every format paired with Q8_K activations shares: 256-element super-blocks against one
+// Q8_K block, read as ActK.
+struct Q8KPaired {
     static constexpr int kElems = 256;
-    static constexpr size_t kBytes = 144;
     static constexpr size_t kActBytes = q8k::kBytes;
     using Act = ActK;
     static inline Act act(const uint8_t *a) { return act_k(a); }
+};
+
+// One 8-lane f32 accumulator, summed at the end (formats whose mins, if any, share its lanes).
+struct OneAccumulator {
+    using Acc = Acc8;
+    static inline Acc init() { return {_mm256_setzero_ps()}; }
+    static inline float finish(const Acc &s) { return hsum8(s.acc); }
+};
+
+// Formats decoded to per-chunk signs (Block::sign, any bytes whose sign is the value's),
+// magnitudes (Block::mag), chunk scales and one super-block scale d, with no min term: one fma
+// of D = d * D_a per super-block.
+struct SignedChunkDot : Q8KPaired, OneAccumulator {
+    template <bool Wide, class Block>
+    static inline void step(Acc8 &s, const Block &b, const ActK &x) {
+        const __m256i lanes = signed_chunk_lanes<Wide>(b.sign, b.mag, b.sc, x.a);
+        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * x.D), _mm256_cvtepi32_ps(lanes), s.acc);
+    }
+};
+
+// Q4_K: fp16 d | fp16 dmin | scales[12] | qs[128]. Mins in a 4-lane accumulator:
+// accm[m] = fma((-D) dmin, m_{2m} T_{2m} + m_{2m+1} T_{2m+1}), result hsum8(acc) + hsum4(accm).
+struct Q4_K : Q8KPaired {
+    static constexpr size_t kBytes = 144;
     struct Block {
         __m256i q[8], sc[8];
         __m128i mins8;  // int16 j = min(j)
@@ -115,12 +138,8 @@ struct Q4_K {
 
 // Q5_K: fp16 d | fp16 dmin | scales[12] | qh[32] | qs[128]. Mins as one integer
 // M = sum_t m_{t/2} bs[t] into a scalar summs = fma((-D) dmin, M, summs).
-struct Q5_K {
-    static constexpr int kElems = 256;
+struct Q5_K : Q8KPaired {
     static constexpr size_t kBytes = 176;
-    static constexpr size_t kActBytes = q8k::kBytes;
-    using Act = ActK;
-    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], sc[8];
         __m128i mins8;  // int16 j = min(j)
@@ -165,19 +184,13 @@ struct Q5_K {
 
 // Q6_K: ql[128] | qh[64] | int8 scales[16] | fp16 d. Lanes from the unsigned q + 32 (0..63), the
 // offset removed per lane in integers: lane_k -= 32 (sc_{2k} bs[2k] + sc_{2k+1} bs[2k+1]).
-struct Q6_K {
-    static constexpr int kElems = 256;
+struct Q6_K : Q8KPaired, OneAccumulator {
     static constexpr size_t kBytes = 210;
-    static constexpr size_t kActBytes = q8k::kBytes;
-    using Act = ActK;
-    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], sc[8];
         __m256i scales16;  // int16 t = sc_t
         float d;
     };
-    using Acc = Acc8;
-    static inline Acc init() { return {_mm256_setzero_ps()}; }
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p + 208);
         const __m256i bytes = broadcast128(load128(p + 192));
@@ -204,24 +217,17 @@ struct Q6_K {
         lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(off, 5));
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(x.D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
-    static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
 
 // Q2_K: scales[16] | qs[64] | fp16 d | fp16 dmin. Before the scale fma of the same super-block,
 // the mins into the same accumulator: lane k += (-D) dmin (m_{2k} bs[2k] + m_{2k+1} bs[2k+1]).
-struct Q2_K {
-    static constexpr int kElems = 256;
+struct Q2_K : Q8KPaired, OneAccumulator {
     static constexpr size_t kBytes = 84;
-    static constexpr size_t kActBytes = q8k::kBytes;
-    using Act = ActK;
-    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
         __m256i q[8], sc[8];
         __m256i mins16;  // int16 t = min_t
         float d, dmin;
     };
-    using Acc = Acc8;
-    static inline Acc init() { return {_mm256_setzero_ps()}; }
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p + 80);
         b.dmin = fp16(p + 82);
@@ -244,23 +250,16 @@ struct Q2_K {
         const __m256i lanes = chunk_lanes<Wide>(b.q, b.sc, a);
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
-    static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
 
 // Q3_K: hmask[32] | qs[64] | scales[12] | fp16 d. Signed quants -4..3 (a SET hmask bit means no
 // offset), signed 6-bit scales; no min term.
-struct Q3_K {
-    static constexpr int kElems = 256;
+struct Q3_K : SignedChunkDot {
     static constexpr size_t kBytes = 110;
-    static constexpr size_t kActBytes = q8k::kBytes;
-    using Act = ActK;
-    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
-        __m256i q[8], aq[8], sc[8];
+        __m256i sign[8], mag[8], sc[8];  // sign: the quants themselves
         float d;
     };
-    using Acc = Acc8;
-    static inline Acc init() { return {_mm256_setzero_ps()}; }
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p + 108);
         // scale j = (low4_j | high2_j << 4) - 32: low4 from bytes 0-7 (lo nibble for j < 8, hi
@@ -285,35 +284,22 @@ struct Q3_K {
                 const __m256i low = _mm256_and_si256(_mm256_srli_epi16(x, 2 * g), m2);
                 const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(hm, 4 * h + g), one);
                 const __m256i q = _mm256_sub_epi8(_mm256_or_si256(low, _mm256_slli_epi16(hb, 2)), four);
-                b.q[4 * h + g] = q;
-                b.aq[4 * h + g] = _mm256_abs_epi8(q);
+                b.sign[4 * h + g] = q;
+                b.mag[4 * h + g] = _mm256_abs_epi8(q);
             }
         }
     }
-    template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const Act &x) {
-        const uint8_t *a = x.a;
-        const __m256i lanes = signed_chunk_lanes<Wide>(b.q, b.aq, b.sc, a);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(x.D * b.d), _mm256_cvtepi32_ps(lanes), s.acc);
-    }
-    static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
 
 // IQ4_XS: fp16 d | u16 scales_h | scales_l[4] | qs[128]; sub-block sb of 32: bytes 16 sb..,
 // element r < 16 the low nibble of byte r, else the high nibble of byte r - 16; values from
 // kvalues_iq4nl (-127..113); scales ls - 32. D = d * D_q8K.
-struct IQ4_XS {
-    static constexpr int kElems = 256;
+struct IQ4_XS : SignedChunkDot {
     static constexpr size_t kBytes = 136;
-    static constexpr size_t kActBytes = q8k::kBytes;
-    using Act = ActK;
-    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
-        __m256i q[8], aq[8], sc[8];
+        __m256i sign[8], mag[8], sc[8];  // sign: the values themselves
         float d;
     };
-    using Acc = Acc8;
-    static inline Acc init() { return {_mm256_setzero_ps()}; }
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p);
         const __m256i table = _mm256_broadcastsi128_si256(load128(kValuesIq4nl));
@@ -329,34 +315,21 @@ struct IQ4_XS {
         const __m256i bytes = broadcast128(sc8);
         for (int sb = 0; sb < 8; ++sb) {
             b.sc[sb] = scales_from_bytes(bytes, sb, sb);
-            b.q[sb] = _mm256_shuffle_epi8(table, nibbles_lo_hi(load128(p + 8 + 16 * sb)));
-            b.aq[sb] = _mm256_abs_epi8(b.q[sb]);
+            b.sign[sb] = _mm256_shuffle_epi8(table, nibbles_lo_hi(load128(p + 8 + 16 * sb)));
+            b.mag[sb] = _mm256_abs_epi8(b.sign[sb]);
         }
     }
-    template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const Act &x) {
-        const uint8_t *a = x.a;
-        const __m256i lanes = signed_chunk_lanes<Wide>(b.q, b.aq, b.sc, a);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * x.D), _mm256_cvtepi32_ps(lanes), s.acc);
-    }
-    static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
 
 // IQ3_S: fp16 d | qs[64] | qh[8] | signs[32] | scales[4]. Magnitudes (odd 1..15) from the grid,
 // 4 per index; the explicit sign bits are moved onto the activation (q = magnitude, s = ±a).
 // Scales ls = 1 + 2 s4. D = d * D_q8K.
-struct IQ3_S {
-    static constexpr int kElems = 256;
+struct IQ3_S : SignedChunkDot {
     static constexpr size_t kBytes = 110;
-    static constexpr size_t kActBytes = q8k::kBytes;
-    using Act = ActK;
-    static inline Act act(const uint8_t *a) { return act_k(a); }
     struct Block {
-        __m256i mag[8], sgn[8], sc[8];  // sgn: +1 / -1 bytes
+        __m256i mag[8], sign[8], sc[8];  // sign: +1 / -1 bytes
         float d;
     };
-    using Acc = Acc8;
-    static inline Acc init() { return {_mm256_setzero_ps()}; }
     static inline void decode(const uint8_t *p, Block &b) {
         b.d = fp16(p);
         const __m256i bytesel = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -380,16 +353,9 @@ struct IQ3_S {
             std::memcpy(&bits, p + 74 + 4 * sb, 4);
             const __m256i sbytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int32_t(bits)), bytesel);
             const __m256i neg = _mm256_cmpeq_epi8(_mm256_and_si256(sbytes, bitsel), bitsel);
-            b.sgn[sb] = _mm256_or_si256(neg, _mm256_set1_epi8(1));
+            b.sign[sb] = _mm256_or_si256(neg, _mm256_set1_epi8(1));
         }
     }
-    template <bool Wide>
-    static inline void step(Acc &s, const Block &b, const Act &x) {
-        const uint8_t *a = x.a;
-        const __m256i sumi = signed_chunk_lanes<Wide>(b.sgn, b.mag, b.sc, a);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(b.d * x.D), _mm256_cvtepi32_ps(sumi), s.acc);
-    }
-    static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
