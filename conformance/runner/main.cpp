@@ -4,20 +4,19 @@
 // orchestration with each backend forced. The plugins are the ones installed beside the library
 // (or in MEMRA_CPU_EXPERT_PLUGIN_DIR), found and gated by the core's own loader, so a plugin
 // this CPU cannot run is reported as skipped, with the reason, and never loaded.
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cctype>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "backends.h"
 #include "formats.h"
+#include "library_open.h"
 #include "library_path.h"
 #include "report.h"
 #include "run.h"
@@ -38,16 +37,10 @@ struct UsageError : std::runtime_error {
 // The directory holding the library: that of the path, or, for a bare soname, wherever the
 // dynamic linker finds it.
 std::string library_dir(const std::string &library) {
-    if (library.find('/') != std::string::npos) {
-        if (!std::filesystem::exists(library)) throw UsageError("no library at " + library);
-        return std::filesystem::path(library).parent_path().string();
-    }
-    void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    Dl_info info{};
-    void *symbol = handle ? dlsym(handle, "memra_cpu_experts_abi_version") : nullptr;
-    if (!symbol || !dladdr(symbol, &info) || !info.dli_fname)
-        throw UsageError("cannot find " + library + (handle ? ": not a memra-cpu-experts library" : std::string(": ") + dlerror()));
-    return std::filesystem::path(info.dli_fname).parent_path().string();
+    memra::tools::OpenedLibrary lib;
+    std::string error;
+    if (!memra::tools::open_library(library, lib, error)) throw UsageError(error);
+    return lib.directory();
 }
 
 std::string lower(std::string s) {

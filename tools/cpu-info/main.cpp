@@ -13,6 +13,7 @@
 #include "backend_registry.h"
 #include "cpu_features.h"
 #include "json_writer.h"
+#include "library_open.h"
 #include "library_path.h"
 #include "memra/qtypes.h"
 
@@ -28,20 +29,15 @@ struct Library {
 
 // Loads the library as the engine does and asks it where it lives and what it chose.
 bool open_library(const std::string &requested, Library &lib, std::string &error) {
-    void *handle = dlopen(requested.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        error = dlerror();
+    memra::tools::OpenedLibrary opened;
+    if (!memra::tools::open_library(requested, opened, error)) return false;
+    auto describe = reinterpret_cast<size_t (*)(char *, size_t)>(dlsym(opened.handle, "memra_cpu_experts_describe"));
+    if (!describe) {
+        error = requested + " lacks memra_cpu_experts_describe";
         return false;
     }
-    void *symbol = dlsym(handle, "memra_cpu_experts_abi_version");
-    auto describe = reinterpret_cast<size_t (*)(char *, size_t)>(dlsym(handle, "memra_cpu_experts_describe"));
-    Dl_info info{};
-    if (!symbol || !describe || !dladdr(symbol, &info) || !info.dli_fname) {
-        error = requested + " is not a memra-cpu-experts library";
-        return false;
-    }
-    lib.path = info.dli_fname;
-    lib.backend_dir = lib.path.substr(0, lib.path.find_last_of('/') + 1) + MEMRA_BACKEND_SUBDIR;
+    lib.path = opened.path;
+    lib.backend_dir = opened.directory() + "/" MEMRA_BACKEND_SUBDIR;
     std::string line(describe(nullptr, 0) + 1, '\0');
     describe(line.data(), line.size());
     line.resize(line.size() - 1);
