@@ -67,4 +67,11 @@ std::string describe_line() {
     return line;
 }
 
+uint64_t prefetch_count(const std::string &word) {
+    const std::string line = describe_line(), tag = " " + word + " ";
+    const size_t at = line.find("; prefetch queued ");
+    const size_t w = at == std::string::npos ? at : line.find(tag, at);
+    return w == std::string::npos ? ~0ull : std::stoull(line.substr(w + tag.size()));
+}
+
 }  // namespace memra::tests

@@ -32,4 +32,7 @@ bool same_bits(const std::vector<float> &a, const std::vector<float> &b);
 // The describe line of the library in this process.
 std::string describe_line();
 
+// One figure of the describe line's prefetch account ("queued", "dropped", "skipped", "failed").
+uint64_t prefetch_count(const std::string &word);
+
 }  // namespace memra::tests

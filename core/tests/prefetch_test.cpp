@@ -7,11 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <functional>
 #include <string>
 #include <thread>
 
+#include "eventually.h"
 #include "lib_call.h"
 #include "weights_file.h"
 
@@ -39,17 +38,6 @@ int32_t prefetch(const std::vector<CpuProjectionV2> &projections, std::string *m
     const int32_t status = memra_cpu_expert_prefetch_v2(projections.data(), int32_t(projections.size()), error, sizeof error);
     if (message) *message = error;
     return status;
-}
-
-// Polls until `done` holds, for at most 30 s (a loaded machine is slow; a lost read never
-// finishes). The answer is whether it held: the test asserts that, not any timing.
-bool eventually(const std::function<bool()> &done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    return true;
 }
 
 void point_at(std::vector<CpuExpertV2> &experts, int fd) {
@@ -137,13 +125,6 @@ TEST(Prefetch, AnFdThatIsNotOpenIsStatus3AndNothingIsQueued) {
     EXPECT_EQ((cache_counters() - before)[1], 6u) << "misses";
 }
 
-uint64_t describe_count(const std::string &word) {
-    const std::string line = describe_line(), tag = " " + word + " ";
-    const size_t at = line.find("; prefetch queued ");
-    const size_t w = line.find(tag, at);
-    return w == std::string::npos ? ~0ull : std::stoull(line.substr(w + tag.size()));
-}
-
 // More projections than the queue holds, in one call: the surplus is dropped and counted.
 TEST(Prefetch, TheQueueIsBoundedAndCountsWhatItDrops) {
     constexpr int32_t kCount = 1500;  // the queue holds 1024
@@ -154,9 +135,9 @@ TEST(Prefetch, TheQueueIsBoundedAndCountsWhatItDrops) {
     std::vector<CpuProjectionV2 *> pointers;
     for (CpuProjectionV2 &p : projections) pointers.push_back(&p);
     const WeightsFile file(pointers);
-    const uint64_t dropped = describe_count("dropped"), queued = describe_count("queued");
+    const uint64_t dropped = prefetch_count("dropped"), queued = prefetch_count("queued");
     ASSERT_EQ(prefetch(projections), MEMRA_STATUS_OK);
-    const uint64_t now_dropped = describe_count("dropped") - dropped, now_queued = describe_count("queued") - queued;
+    const uint64_t now_dropped = prefetch_count("dropped") - dropped, now_queued = prefetch_count("queued") - queued;
     EXPECT_GE(now_dropped, uint64_t(kCount - 1024)) << describe_line();
     EXPECT_EQ(now_dropped + now_queued, uint64_t(kCount)) << describe_line();
 }
