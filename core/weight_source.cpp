@@ -1,5 +1,7 @@
 #include "weight_source.h"
 
+#include <cstdint>
+#include <new>
 #include <string>
 
 #include "io.h"
@@ -9,6 +11,21 @@ namespace memra {
 namespace {
 
 size_t padded(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
+
+// Memory for what this call reads uncached (the cache had no room, or could not grow). Refused,
+// it is status 4 with the amount, rather than the bare "out of memory" of the C boundary.
+uint8_t *stream_memory(AlignedBuffer &buffer, size_t bytes) {
+    // Above 2^63 no such memory exists (the address space is 2^47 or 2^56 bytes), and
+    // AlignedBuffer's doubling would wrap.
+    if (bytes <= (SIZE_MAX >> 1)) {
+        try {
+            return buffer.reserve(bytes);
+        } catch (const std::bad_alloc &) {
+        }
+    }
+    fail(MEMRA_STATUS_OUT_OF_MEMORY, "out of memory: no memory for the " + std::to_string(bytes) +
+                                         " bytes of file weights this call reads uncached");
+}
 
 }  // namespace
 
@@ -97,11 +114,14 @@ void CallWeights::resolve() {
             case WeightCache::Outcome::kClaimed: r->hold = Hold::kClaim; break;
             case WeightCache::Outcome::kUncached:
                 r->stream_offset = stream_bytes;
-                stream_bytes += padded(r->p->byte_len);
+                // Validation bounds each byte_len, not their sum: a sum past 2^64 would wrap to
+                // a small buffer the reads then overrun. No such memory exists anyway.
+                if (r->p->byte_len > SIZE_MAX - 63 || __builtin_add_overflow(stream_bytes, padded(r->p->byte_len), &stream_bytes))
+                    fail(MEMRA_STATUS_OUT_OF_MEMORY, "out of memory: the file weights this call reads uncached exceed the address space");
                 break;
             }
         }
-        uint8_t *stream_base = stream_bytes ? buffer->reserve(stream_bytes) : nullptr;
+        uint8_t *stream_base = stream_bytes ? stream_memory(*buffer, stream_bytes) : nullptr;
         // This call's own reads first, then the waits: two calls each waiting on the other's
         // claim cannot happen, as every claim is filled before its holder waits.
         for (Request *r : round) {

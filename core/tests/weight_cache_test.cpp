@@ -1,13 +1,18 @@
 // The weight cache on its own (core/cache.h, a WeightCache built with its own budget and
 // counters): LRU order, pins, the budget, one read for concurrent misses, refused growth, chunk
-// reuse; and the budget variable's syntax (core/settings.h).
+// reuse; a call that cannot stream what it cannot cache (core/weight_source.h); and the budget
+// variable's syntax (core/settings.h).
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <thread>
 
 #include "cache.h"
+#include "error.h"
 #include "settings.h"
+#include "weight_source.h"
 
 namespace memra {
 namespace {
@@ -158,6 +163,61 @@ TEST(WeightCache, ChunksOfAnotherSizeMakeRoom) {
     EXPECT_TRUE(cache.contains(key(100, 3 * kChunk)));
     EXPECT_LE(cache.mapped_bytes(), 8 * kChunk);
     EXPECT_EQ(stats.resident_bytes.load(), 5 * kChunk + 3 * kChunk);
+}
+
+// A call whose uncached bytes can get no streaming memory fails with status 4 before it reads
+// anything, and drops the claims it took on the others: were one left Loading, the next reader
+// of it would wait forever. (The huge request is refused by the allocator: 64 TiB; under the
+// sanitizers sanitizer_options.cpp makes their allocators say so with a null pointer too.)
+TEST(CallWeights, NoStreamingMemoryIsStatus4AndDropsItsClaims) {
+    char name[] = "/tmp/memra-call-weights-XXXXXX";
+    const int fd = mkstemp(name);
+    ASSERT_GE(fd, 0);
+    unlink(name);
+    const std::vector<uint8_t> bytes(kChunk, 7);
+    ASSERT_EQ(pwrite(fd, bytes.data(), bytes.size(), 0), ssize_t(bytes.size()));
+    CpuProjectionV2 small{};
+    small.qtype = MEMRA_QTYPE_F32;
+    small.in_features = 1024;
+    small.out_features = int32_t(kChunk / 4096);
+    small.row_bytes = 4096;
+    small.byte_len = kChunk;
+    small.scale = 1.0f;
+    small.file_fd = fd;
+    CpuProjectionV2 huge = small;
+    huge.out_features = 1 << 24;
+    huge.byte_len = huge.row_bytes << 24;
+
+    Stats counters;
+    WeightCache cache(4 * kChunk, counters);
+    AlignedBuffer stream;
+    const uint64_t read_before = stats().read_bytes.load();
+    const uint8_t *small_bytes = nullptr, *huge_bytes = nullptr;
+    int32_t status = 0;
+    std::string message;
+    {
+        CallWeights weights(stream, &cache);
+        weights.need(small, 0, "gate", &small_bytes);
+        weights.need(huge, 0, "up", &huge_bytes);
+        try {
+            weights.resolve();
+        } catch (const Error &e) {
+            status = e.status();
+            message = e.what();
+        }
+    }
+    EXPECT_EQ(status, MEMRA_STATUS_OUT_OF_MEMORY) << message;
+    EXPECT_NE(message.find("out of memory"), std::string::npos) << message;
+    EXPECT_EQ(stats().read_bytes.load(), read_before) << "read before the memory was there";
+    CacheKey key;
+    key.file = identify_file(fd, 0, kChunk);
+    key.length = kChunk;
+    EXPECT_FALSE(cache.contains(key)) << "the claim stayed";
+    const WeightCache::Handle again = cache.acquire(key);
+    EXPECT_EQ(again.outcome, WeightCache::Outcome::kClaimed) << "the next reader must read, not wait";
+    if (again.entry) cache.abandon(again.entry);
+    EXPECT_EQ(counters.resident_bytes.load(), 0u);
+    close(fd);
 }
 
 TEST(Settings, ByteSizes) {

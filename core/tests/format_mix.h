@@ -1,0 +1,27 @@
+// Experts that cover all twelve formats between them: expert i has the formats 3i, 3i+1 and
+// 3i+2 (mod 12) of testkit::all_qtypes() as gate, up and down, so any four consecutive experts
+// hold every format once, each projection kind seeing several.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "expert_set.h"
+#include "formats.h"
+
+namespace memra::tests {
+
+inline testkit::ExpertSpec format_mix_spec(size_t i, float route_weight = 1.0f) {
+    static const std::vector<int32_t> q = testkit::all_qtypes();
+    const size_t n = q.size();
+    return testkit::ExpertSpec{q[(3 * i) % n], q[(3 * i + 1) % n], q[(3 * i + 2) % n], 1.0f, 1.0f, 1.0f, route_weight};
+}
+
+// `count` experts starting at cycle position `first`, route weights alternating in sign.
+inline std::vector<testkit::ExpertSpec> format_mix(size_t first, size_t count) {
+    std::vector<testkit::ExpertSpec> specs;
+    for (size_t i = 0; i < count; ++i) specs.push_back(format_mix_spec(first + i, i % 2 ? -0.45f : 0.7f));
+    return specs;
+}
+
+}  // namespace memra::tests
