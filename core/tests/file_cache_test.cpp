@@ -108,43 +108,74 @@ TEST(FileCache, FileReplacedUnderItsPathIsNotServedStale) {
     unlink(path.c_str());
 }
 
+// Writes the bytes of `source`'s experts over the file regions `file_experts` name (the same
+// shapes), and moves the file's modification time 10 s on: the kernel's file timestamps are
+// coarse (a few ms), and two writes in quick succession can carry the same one; real model files
+// are not rewritten within milliseconds of being read.
+void rewrite(const WeightsFile &file, std::vector<CpuExpertV2> &file_experts, const testkit::TokenProblem &source) {
+    std::vector<CpuExpertV2> from = source.experts.descriptors();
+    const std::vector<CpuProjectionV2 *> src = projections_of(from), dst = projections_of(file_experts);
+    for (size_t j = 0; j < dst.size(); ++j)
+        ASSERT_EQ(pwrite(file.fd(), src[j]->weights, dst[j]->byte_len, off_t(dst[j]->file_offset)), ssize_t(dst[j]->byte_len));
+    struct stat st;
+    ASSERT_EQ(fstat(file.fd(), &st), 0);
+    const struct timespec times[2] = {st.st_atim, {st.st_mtim.tv_sec + 10, st.st_mtim.tv_nsec}};
+    ASSERT_EQ(futimens(file.fd(), times), 0);
+}
+
 // Rewritten in place: the same inode with other bytes. The file's modification time is part of
-// the key, so the rewrite is seen. The test sets the time explicitly, because the
-// kernel's file timestamps are coarse (a few ms) and two writes in quick succession can carry
-// the same one; real model files are not rewritten within milliseconds of being read.
+// the key, so the rewrite is seen.
 TEST(FileCache, FileRewrittenInPlaceIsNotServedStale) {
     const testkit::TokenProblem first = token_problem(MEMRA_QTYPE_Q8_0, 83), second = token_problem(MEMRA_QTYPE_Q8_0, 84);
     std::vector<CpuExpertV2> a = first.experts.descriptors();
     const WeightsFile file(projections_of(a));
     EXPECT_TRUE(same_bits(token_call(a, first), run_token(first, 2)));
-    for (int32_t i = 0; i < 2; ++i) {
-        const CpuExpertV2 &src = second.experts[i];
-        const CpuProjectionV2 *from[3] = {&src.gate, &src.up, &src.down};
-        CpuProjectionV2 *to[3] = {&a[size_t(i)].gate, &a[size_t(i)].up, &a[size_t(i)].down};
-        for (int j = 0; j < 3; ++j)
-            ASSERT_EQ(pwrite(file.fd(), from[j]->weights, to[j]->byte_len, off_t(to[j]->file_offset)), ssize_t(to[j]->byte_len));
-    }
-    struct stat st;
-    ASSERT_EQ(fstat(file.fd(), &st), 0);
-    const struct timespec times[2] = {st.st_atim, {st.st_mtim.tv_sec + 10, st.st_mtim.tv_nsec}};
-    ASSERT_EQ(futimens(file.fd(), times), 0);
+    rewrite(file, a, second);
     EXPECT_TRUE(same_bits(token_call(a, second), run_token(second, 2)));
 }
 
 // Cut short after the bytes were cached: the file's size is part of the key, so the next call
-// reads again and finds the end of the file.
+// reads again and finds the end of the file: status 3, the output untouched, the cached bytes of
+// the old file never served. The failed call leaves nothing half-read behind: once the file is
+// whole again, the same call gives the right bits.
 TEST(FileCache, FileTruncatedAfterCachingIsStatus3) {
     const testkit::TokenProblem p = token_problem(MEMRA_QTYPE_Q6_K, 85);
     std::vector<CpuExpertV2> experts = p.experts.descriptors();
     const WeightsFile file(projections_of(experts));
-    EXPECT_TRUE(same_bits(token_call(experts, p), run_token(p, 2)));
+    const std::vector<float> expected = run_token(p, 2);
+    EXPECT_TRUE(same_bits(token_call(experts, p), expected));
     ASSERT_EQ(ftruncate(file.fd(), off_t(experts[1].down.file_offset + 10)), 0);
     std::vector<float> out(size_t(kEmbd), -3.0f);
-    const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 2);
-    EXPECT_EQ(r.status, MEMRA_STATUS_IO_ERROR) << r.message;
-    EXPECT_NE(r.message.find("expert 1 down"), std::string::npos) << r.message;
-    EXPECT_NE(r.message.find("end of file"), std::string::npos) << r.message;
-    EXPECT_EQ(out, std::vector<float>(size_t(kEmbd), -3.0f)) << "output written on failure";
+    for (int call = 0; call < 2; ++call) {  // the second finds what the first left behind
+        const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 2);
+        EXPECT_EQ(r.status, MEMRA_STATUS_IO_ERROR) << r.message;
+        EXPECT_NE(r.message.find("expert 1 down"), std::string::npos) << r.message;
+        EXPECT_NE(r.message.find("end of file"), std::string::npos) << r.message;
+        EXPECT_EQ(out, std::vector<float>(size_t(kEmbd), -3.0f)) << "output written on failure";
+    }
+    rewrite(file, experts, p);
+    const CacheCounters before = cache_counters();
+    EXPECT_TRUE(same_bits(token_call(experts, p), expected)) << "the file whole again";
+    EXPECT_TRUE(same_bits(token_call(experts, p), expected)) << "and from the cache";
+    EXPECT_EQ((cache_counters() - before)[0], 6u) << "hits: the second call";
+}
+
+// Shortened behind its last projection: every byte the call needs is still there, but it is
+// another version of the file (the size is part of the key): read again, not served from the
+// old entries, and the same bits.
+TEST(FileCache, FileTruncatedBehindItsProjectionsIsReadAgain) {
+    const testkit::TokenProblem p = token_problem(MEMRA_QTYPE_Q5_K, 88);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors();
+    const WeightsFile file(projections_of(experts));
+    ASSERT_EQ(ftruncate(file.fd(), off_t(file.size() + 8192)), 0);  // a tail nothing reads
+    const std::vector<float> expected = run_token(p, 2);
+    EXPECT_TRUE(same_bits(token_call(experts, p), expected));
+    ASSERT_EQ(ftruncate(file.fd(), off_t(file.size() + 100)), 0);
+    const CacheCounters before = cache_counters();
+    EXPECT_TRUE(same_bits(token_call(experts, p), expected));
+    const CacheCounters d = cache_counters() - before;
+    EXPECT_EQ(d[0], 0u) << "hits on the old version";
+    EXPECT_EQ(d[1], 6u) << "misses";
 }
 
 // EIO in the middle of a projection: status 3 with the errno text, the offset and the length; the

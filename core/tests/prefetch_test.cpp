@@ -111,6 +111,74 @@ TEST(Prefetch, CallerMayCloseItsFdRightAfterPrefetch) {
     close(fd);
 }
 
+// The caller closes its fd after the prefetch and then computes with the same descriptors, the
+// closed fd number in them. The library cannot tell which file a closed number meant (the cache
+// is keyed by the file, never by the number, and a number is reused by the next open), so the
+// call is status 3 before it looks anything up, and the output is untouched. What the prefetch
+// read stays resident, and serves the next call through any fd of that file.
+TEST(Prefetch, ComputeWithTheClosedFdIsStatus3AndThePrefetchedBytesStay) {
+    const std::string path = "/tmp/memra-prefetch-closed-" + std::to_string(getpid());
+    FileProblem f(110, path);
+    const int closed = f.file.fd();
+    const CacheCounters before = cache_counters();
+    ASSERT_EQ(prefetch(flat(f.experts)), MEMRA_STATUS_OK);
+    f.file.close_fd();
+    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == f.file.bytes(); }));
+    std::vector<float> out(static_cast<size_t>(kEmbd), -9.0f);
+    const CallResult r = call_token(f.experts.data(), 2, f.p.input.data(), out.data(), 2);
+    EXPECT_EQ(r.status, MEMRA_STATUS_IO_ERROR) << r.message;
+    for (const std::string &m : {std::string("expert 0 gate"), std::string("fd ") + std::to_string(closed),
+                                 std::string("Bad file descriptor")})
+        EXPECT_NE(r.message.find(m), std::string::npos) << "no '" << m << "' in: " << r.message;
+    EXPECT_EQ(out, std::vector<float>(static_cast<size_t>(kEmbd), -9.0f)) << "output written on failure";
+    const CacheCounters failed = cache_counters();
+    EXPECT_EQ((failed - before)[2], f.file.bytes()) << "read_bytes: the prefetch's reads only";
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    unlink(path.c_str());
+    ASSERT_GE(fd, 0);
+    point_at(f.experts, fd);
+    EXPECT_TRUE(same_bits(token_call(f.experts, f.p), run_token(f.p, 2)));
+    const CacheCounters d = cache_counters() - failed;
+    EXPECT_EQ(d[0], 6u) << "hits: the prefetched entries survived the failed call";
+    EXPECT_EQ(d[2], 0u) << "read_bytes";
+    close(fd);
+}
+
+// The closed number is reused for another file before the compute call (the same layout, other
+// bytes): the call reads that file, never the first file's prefetched bytes.
+TEST(Prefetch, AClosedFdNumberReusedForAnotherFileReadsThatFile) {
+    FileProblem first(111), second(112);
+    const CacheCounters before = cache_counters();
+    ASSERT_EQ(prefetch(flat(first.experts)), MEMRA_STATUS_OK);
+    ASSERT_TRUE(eventually([&] { return (cache_counters() - before)[3] == first.file.bytes(); }));
+    const int number = first.file.fd();
+    ASSERT_EQ(dup2(second.file.fd(), number), number);  // closes the caller's fd of the first file
+    std::vector<CpuExpertV2> experts = second.experts;
+    point_at(experts, number);
+    const CacheCounters reused = cache_counters();
+    EXPECT_TRUE(same_bits(token_call(experts, second.p), run_token(second.p, 2)));
+    EXPECT_EQ((cache_counters() - reused)[0], 0u) << "hits: the first file's entries were served";
+}
+
+// The file is cut short right after the prefetch, before or while the worker reads it: the
+// worker's reads past the new end fail (counted; the compute call is the one that reports), and
+// the compute call, which sees the new size (another key), reads for itself: status 3, the output
+// untouched, and no call waits forever on a read that was abandoned.
+TEST(Prefetch, FileTruncatedBehindThePrefetchIsStatus3) {
+    FileProblem f(113);
+    ASSERT_EQ(prefetch(flat(f.experts)), MEMRA_STATUS_OK);
+    ASSERT_EQ(ftruncate(f.file.fd(), off_t(f.experts[1].gate.file_offset + 100)), 0);
+    std::vector<float> out(static_cast<size_t>(kEmbd), -9.0f);
+    for (int call = 0; call < 2; ++call) {
+        const CallResult r = call_token(f.experts.data(), 2, f.p.input.data(), out.data(), 2);
+        EXPECT_EQ(r.status, MEMRA_STATUS_IO_ERROR) << r.message;
+        EXPECT_NE(r.message.find("expert 1 gate"), std::string::npos) << r.message;
+        EXPECT_NE(r.message.find("end of file"), std::string::npos) << r.message;
+        EXPECT_EQ(out, std::vector<float>(static_cast<size_t>(kEmbd), -9.0f)) << "output written on failure";
+    }
+    EXPECT_TRUE(same_bits(token_call(f.p.experts.descriptors(), f.p), run_token(f.p, 1))) << "the next valid call";
+}
+
 TEST(Prefetch, AnFdThatIsNotOpenIsStatus3AndNothingIsQueued) {
     FileProblem f(104);
     std::vector<CpuProjectionV2> projections = flat(f.experts);
