@@ -5,20 +5,18 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <random>
 #include <sstream>
 
-#include "abi_loader.h"
 #include "cli.h"
 #include "json_writer.h"
 #include "layer_experts.h"
 #include "library_path.h"
-#include "progress.h"
 #include "scalar_check.h"
+#include "token_run.h"
 
 namespace memra::gguf_tool {
 namespace {
@@ -33,12 +31,6 @@ const Command kRun{
     "  memra-gguf run tiny.gguf --layer 0\n"
     "  memra-gguf run tiny.gguf --layer 1 --experts 0,3,5 --weights 0.5,0.3,0.2 --tokens 200 --threads 2\n"
     "  memra-gguf run q30b.gguf --layer 0 --source file --tokens 1000 --json\n"};
-
-// The SIMD plugins must equal the scalar reference bit for bit (plugins/tests enforce it per
-// kernel), and the core's SwiGLU and expert sum are the same code whatever the backend, so the
-// expected difference is exactly 0. The tolerance only admits last-bit noise (~1e-7 per f32
-// operation, a few hundred of them in a row's sum); anything larger is a bug.
-constexpr double kScalarTolerance = 1e-6;
 
 template <class T>
 std::vector<T> parse_list(const std::string &option, const std::string &text) {
@@ -63,56 +55,6 @@ struct RunOptions {
     std::vector<float> weights;
     bool json = false, check = true;
 };
-
-struct Measurement {
-    std::vector<double> latency_s;  // per token
-    std::vector<float> outputs;     // tokens x n_embd
-    uint64_t cache[4] = {}, profile[4] = {};  // deltas over the run
-    std::string failure;            // the library's error when a call failed
-};
-
-double percentile(std::vector<double> v, double p) {
-    std::sort(v.begin(), v.end());
-    const size_t rank = size_t(std::ceil(p * double(v.size())));  // nearest-rank
-    return v[std::min(v.size() - 1, rank ? rank - 1 : 0)];
-}
-
-std::vector<float> make_inputs(uint64_t seed, int tokens, uint64_t n) {
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::vector<float> x(size_t(tokens) * n);
-    for (float &v : x) v = normal(rng);
-    return x;
-}
-
-Measurement measure(const memra_testkit_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
-                    uint64_t n_embd, const RunOptions &o) {
-    Measurement m;
-    m.outputs.assign(size_t(o.tokens) * n_embd, 0.0f);
-    uint64_t c0[4], p0[4], c1[4], p1[4];
-    abi.cache_stats(&c0[0], &c0[1], &c0[2], &c0[3]);
-    abi.profile_stats(&p0[0], &p0[1], &p0[2], &p0[3]);
-    Progress progress("run", uint64_t(o.tokens), o.progress);
-    char error[1024] = "";
-    for (int t = 0; t < o.tokens; ++t) {
-        const auto start = std::chrono::steady_clock::now();
-        const int32_t status = abi.moe_token(experts.data(), experts.count(), inputs.data() + size_t(t) * n_embd,
-                                             m.outputs.data() + size_t(t) * n_embd, o.threads, error, sizeof error);
-        m.latency_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        if (status != 0) {
-            m.failure = "memra_cpu_moe_token_v2 returned " + std::to_string(status) + ": " + error;
-            break;
-        }
-        progress.update(uint64_t(t) + 1);
-    }
-    abi.cache_stats(&c1[0], &c1[1], &c1[2], &c1[3]);
-    abi.profile_stats(&p1[0], &p1[1], &p1[2], &p1[3]);
-    for (int k = 0; k < 4; ++k) {
-        m.cache[k] = k == 3 ? c1[3] : c1[k] - c0[k];  // resident bytes is a level, not a counter
-        m.profile[k] = p1[k] - p0[k];
-    }
-    return m;
-}
 
 // The child's arguments: this run with the same experts, inputs and source, dumping its outputs.
 std::vector<std::string> scalar_child_args(const RunOptions &o, const std::string &dump) {
@@ -149,18 +91,11 @@ Check check_against_scalar(const RunOptions &o, const std::vector<float> &output
     }
     const std::vector<float> reference = read_floats(dump);
     std::filesystem::remove(dump);
-    c.max_rel_l2 = max_relative_l2(outputs, reference, n_embd);
-    c.identical = std::equal(outputs.begin(), outputs.end(), reference.begin(), reference.end(),
-                             [](float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; });
-    c.pass = c.max_rel_l2 <= kScalarTolerance;
+    const Agreement a = compare_with_scalar(outputs, reference, n_embd);
+    c.max_rel_l2 = a.max_rel_l2;
+    c.identical = a.identical;
+    c.pass = a.pass();
     return c;
-}
-
-std::string describe(const memra_testkit_abi &abi) {
-    if (!abi.describe) return "";
-    char line[4096] = "";
-    abi.describe(line, sizeof line);
-    return line;
 }
 
 void report(const RunOptions &o, const gguf::MoeLayer &layer, const LayerExperts &experts, const Measurement &m,
@@ -278,8 +213,8 @@ int run_main(int argc, char **argv) {
     if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
     const std::vector<float> inputs = make_inputs(o.seed, o.tokens, layer->n_embd);
     if (!o.dump_inputs.empty()) write_floats(o.dump_inputs, inputs);
-    const Measurement m = measure(abi, experts, inputs, layer->n_embd, o);
-    const std::string library_line = describe(abi);
+    const Measurement m = measure_tokens(abi, experts, inputs, layer->n_embd, o.threads, o.progress);
+    const std::string library_line = describe_library(abi);
     memra_testkit_abi_close(&abi);
     if (!m.failure.empty()) throw std::runtime_error(m.failure);
     if (!o.dump_outputs.empty()) write_floats(o.dump_outputs, m.outputs);

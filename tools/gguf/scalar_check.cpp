@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -71,6 +72,14 @@ double max_relative_l2(const std::vector<float> &a, const std::vector<float> &b,
         if (!(rel <= worst)) worst = rel;  // NaN propagates as the worst
     }
     return worst;
+}
+
+Agreement compare_with_scalar(const std::vector<float> &outputs, const std::vector<float> &reference, size_t n) {
+    Agreement a;
+    a.max_rel_l2 = max_relative_l2(outputs, reference, n);
+    a.identical = std::equal(outputs.begin(), outputs.end(), reference.begin(), reference.end(),
+                             [](float x, float y) { return std::memcmp(&x, &y, sizeof x) == 0; });
+    return a;
 }
 
 }  // namespace memra::gguf_tool
