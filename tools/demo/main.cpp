@@ -1,134 +1,179 @@
-// memra-demo: a tour of the library as the engine sees it. It loads libmemra-cpu-experts.so.2
-// with dlopen/dlsym (testkit/abi_loader.h), prints which backend serves what, evaluates synthetic
-// experts of several formats with the token and the rows call, and compares every result with
-// the double-precision references of the testkit. Exit status 0 only if every check passes.
+// memra-demo: the README's main job, on a built-in default. It synthesizes a small MoE GGUF file
+// (four layers whose projections use each of the library's twelve formats once; tools/gguf's
+// writer), loads libmemra-cpu-experts.so.2 exactly as the engine does (dlopen + dlsym), evaluates
+// every layer's experts token after token from both weight sources (the mapped file, and file_fd +
+// file_offset), and checks each result three ways: against the same run on the scalar reference
+// backend (a child process, the check of `memra-gguf run`), against the double-precision
+// references of the testkit, and the file source against the memory source. Exit 0 only if every
+// check passes; 1 if one fails or something cannot be done; 2 for bad arguments.
+#include <stdlib.h>
+
 #include <boost/program_options.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "abi_loader.h"
-#include "accuracy.h"
+#include "cases.h"
+#include "checks.h"
 #include "library_path.h"
-#include "problems.h"
+#include "scalar_check.h"
+#include "served_by.h"
 
 namespace po = boost::program_options;
-using memra::testkit::ExpertSpec;
+using namespace memra;
 
 namespace {
 
-struct DemoCase {
-    const char *name;
-    std::vector<ExpertSpec> experts;  // the token call mixes them; the rows call uses the first
+const char *kExamples =
+    "examples:\n"
+    "  memra-demo                                    # the default: 8 tokens per layer and source, 2 threads\n"
+    "  memra-demo --threads 8 --tokens 64\n"
+    "  memra-demo --keep demo.gguf && memra-gguf inspect demo.gguf\n"
+    "  MEMRA_CPU_EXPERT_BACKEND=avx2 memra-demo      # check another plugin against scalar\n"
+    "  MEMRA_CPU_EXPERT_DISABLE_FEATURES=avx_vnni memra-demo   # as on a Zen 4\n";
+
+struct Options {
+    std::string lib, keep, model, scalar_child;
+    int threads = 2, tokens = 8;
+    uint64_t seed = 1;
 };
 
-std::vector<DemoCase> demo_cases() {
-    using memra::testkit::uniform_spec;
-    return {
-        {"q4_K", {uniform_spec(MEMRA_QTYPE_Q4_K, 0.5f), uniform_spec(MEMRA_QTYPE_Q4_K, 0.3f), uniform_spec(MEMRA_QTYPE_Q4_K, 0.2f)}},
-        {"q8_0", {uniform_spec(MEMRA_QTYPE_Q8_0, 0.6f), uniform_spec(MEMRA_QTYPE_Q8_0, 0.4f)}},
-        {"iq4_xs", {uniform_spec(MEMRA_QTYPE_IQ4_XS, 0.7f), uniform_spec(MEMRA_QTYPE_IQ4_XS, 0.3f)}},
-        {"bf16", {uniform_spec(MEMRA_QTYPE_BF16, 1.0f)}},
-        {"nvfp4", {uniform_spec(MEMRA_QTYPE_NVFP4, 0.8f), uniform_spec(MEMRA_QTYPE_NVFP4, -0.2f)}},
-        {"mixed q4_K/iq4_xs/q6_K",
-         {ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K, 1.0f, 1.0f, 0.5f, 0.6f},
-          ExpertSpec{MEMRA_QTYPE_BF16, MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_Q2_K, 2.0f, 1.0f, 1.0f, 0.4f}}},
-    };
-}
-
-constexpr int32_t kEmbd = 512, kFf = 256, kRows = 8;
-
-struct Row {
-    std::string name, call;
-    memra::testkit::Verdict verdict;
-    std::string failure;  // the library's error, when the call itself failed
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
-Row run_token(const memra_testkit_abi &abi, const DemoCase &c, int32_t threads, uint64_t seed) {
-    const memra::testkit::TokenProblem p = memra::testkit::make_token_problem(c.experts, kEmbd, kFf, seed);
-    std::vector<float> out(kEmbd);
-    char error[512] = "";
-    Row row{c.name, "token x" + std::to_string(c.experts.size()), {}, {}};
-    if (abi.moe_token(p.experts.data(), p.experts.count(), p.input.data(), out.data(), threads, error, sizeof error) != 0)
-        row.failure = error;
-    else
-        row.verdict = memra::testkit::judge(memra::testkit::evaluate_token(p.experts.data(), p.experts.count(), p.input.data()), out.data());
-    return row;
+// Where the synthesized model and the scalar child's outputs go; removed with everything in it.
+class ScratchDir {
+public:
+    ScratchDir() {
+        std::string t = (std::filesystem::temp_directory_path() / "memra-demo-XXXXXX").string();
+        if (!::mkdtemp(t.data())) throw std::runtime_error("cannot create a directory in " + std::filesystem::temp_directory_path().string() + ": " + std::strerror(errno));
+        path_ = t;
+    }
+    ~ScratchDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    std::string file(const char *name) const { return (path_ / name).string(); }
+
+private:
+    std::filesystem::path path_;
+};
+
+// Returns false after printing the help.
+bool parse(int argc, char **argv, Options &o) {
+    po::options_description visible(
+        "memra-demo: synthesize a small MoE GGUF model covering all 12 formats, evaluate it through\n"
+        "libmemra-cpu-experts as the engine does (memory and file weights), check every result against\n"
+        "the scalar backend and a double-precision reference. Exit 0 only if every check passes.\n\noptions");
+    visible.add_options()
+        ("help,h", "show this help")
+        ("threads", po::value(&o.threads)->default_value(2), "threads per library call")
+        ("tokens", po::value(&o.tokens)->default_value(8), "tokens per layer and weight source (one call each)")
+        ("seed", po::value(&o.seed)->default_value(1), "seed of the synthetic weights and inputs")
+        ("keep", po::value(&o.keep), "write the model to this file and keep it (default: a temporary directory)")
+        ("lib", po::value(&o.lib), "library to dlopen (default: $MEMRA_CPU_EXPERT_LIB, else the one beside this program, else the soname)");
+    po::options_description hidden;  // the scalar child's protocol, not for people
+    hidden.add_options()("scalar-child", po::value(&o.scalar_child))("model", po::value(&o.model));
+    po::options_description all;
+    all.add(visible).add(hidden);
+    po::variables_map vm;
+    try {
+        // No positional arguments: an empty description makes Boost refuse them (it would drop them).
+        po::store(po::command_line_parser(argc, argv).options(all).positional({}).run(), vm);
+        po::notify(vm);
+    } catch (const po::error &e) {
+        throw UsageError(e.what());
+    }
+    if (vm.count("help")) {
+        std::cout << visible << "\n" << kExamples;
+        return false;
+    }
+    if (o.threads < 1) throw UsageError("--threads must be at least 1");
+    if (o.tokens < 1 || o.tokens > 100000) throw UsageError("--tokens must be between 1 and 100000");
+    if (o.scalar_child.empty() != o.model.empty()) throw UsageError("--scalar-child and --model go together");
+    if (o.lib.empty()) o.lib = tools::default_library_path();
+    return true;
 }
 
-Row run_rows(const memra_testkit_abi &abi, const DemoCase &c, int32_t threads, uint64_t seed) {
-    const memra::testkit::RowsProblem p = memra::testkit::make_rows_problem(c.experts[0], kRows, kEmbd, kFf, seed);
-    std::vector<float> out(size_t(kRows) * kEmbd);
-    char error[512] = "";
-    Row row{c.name, "rows " + std::to_string(kRows), {}, {}};
-    if (abi.expert_rows(p.experts.data(), p.inputs.data(), kRows, p.route_weights.data(), out.data(), threads, error, sizeof error) != 0)
-        row.failure = error;
-    else
-        row.verdict = memra::testkit::judge(memra::testkit::evaluate_rows(p.experts[0], p.inputs.data(), kRows, p.route_weights.data()), out.data());
-    return row;
+// The scalar child: the same cases on the scalar backend, every output written to o.scalar_child.
+int scalar_child(const Options &o) {
+    memra_testkit_abi abi;
+    char error[1024] = "";
+    if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
+    const gguf::File file(o.model);
+    const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.seed, o.threads);
+    memra_testkit_abi_close(&abi);
+    for (const demo::Case &c : cases)
+        if (!c.result.failure.empty()) throw std::runtime_error("scalar backend: " + c.result.failure);
+    gguf_tool::write_floats(o.scalar_child, demo::all_outputs(cases));
+    return 0;
+}
+
+// Runs the child and returns its outputs, or "" in failure and empty outputs.
+std::vector<float> scalar_outputs(const Options &o, const std::string &model, const std::string &dump, std::string &failure) {
+    const int status = gguf_tool::run_self_with_scalar_backend(
+        {"--scalar-child", dump, "--model", model, "--tokens", std::to_string(o.tokens), "--seed", std::to_string(o.seed),
+         "--threads", std::to_string(o.threads), "--lib", o.lib});
+    if (status != 0) {
+        failure = "the scalar run exited with status " + std::to_string(status);
+        return {};
+    }
+    return gguf_tool::read_floats(dump);
+}
+
+int demo_main(const Options &o) {
+    memra_testkit_abi abi;
+    char error[1024] = "";
+    if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
+    const std::string line = gguf_tool::describe_library(abi);
+    std::printf("library: %s\n%s\n", o.lib.c_str(), line.empty() ? "(the library has no describe line)" : line.c_str());
+
+    const ScratchDir scratch;
+    const std::string model = o.keep.empty() ? scratch.file("demo.gguf") : o.keep;
+    const gguf_tool::SynthSpec spec = demo::demo_model(o.seed, o.threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    gguf_tool::write_model(model, spec);
+    const double synth_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("model: %s%s: %u MoE layers x %u experts, n_embd %u, n_ff %u, all 12 formats, %.1f MiB, written in %.2f s\n",
+                model.c_str(), o.keep.empty() ? " (temporary)" : "", spec.shape.layers, spec.shape.n_expert,
+                spec.shape.n_embd, spec.shape.n_ff, double(gguf_tool::weight_bytes(spec)) / (1 << 20), synth_s);
+    std::printf("run:   %d tokens per layer and weight source, 2 experts each, %d thread%s, seed %llu\n\n", o.tokens,
+                o.threads, o.threads == 1 ? "" : "s", (unsigned long long)o.seed);
+
+    const gguf::File file(model);
+    const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.seed, o.threads);
+    memra_testkit_abi_close(&abi);
+
+    std::string scalar_failure;
+    const std::vector<float> scalar = scalar_outputs(o, model, scratch.file("scalar.f32"), scalar_failure);
+    const demo::Report report = demo::check(file, cases, scalar, scalar_failure, demo::served_by(line));
+    demo::print(report);
+    std::printf("%s\n", report.all_passed() ? "all checks passed" : "SOME CHECKS FAILED");
+    return report.all_passed() ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
-    std::string lib;
-    int32_t threads = 2;
-    uint64_t seed = 1;
-    po::options_description opts("memra-demo: synthetic experts through libmemra-cpu-experts, checked against a double reference");
-    opts.add_options()
-        ("help,h", "show this help")
-        ("lib", po::value(&lib), "library to dlopen (default: $MEMRA_CPU_EXPERT_LIB, else the one beside this program, else the soname)")
-        ("threads", po::value(&threads)->default_value(2), "OpenMP threads per call")
-        ("seed", po::value(&seed)->default_value(1), "seed of the synthetic weights and inputs");
-    po::variables_map vm;
+    Options o;
     try {
-        po::store(po::parse_command_line(argc, argv, opts), vm);
-        po::notify(vm);
-    } catch (const po::error &e) {
-        std::cerr << "memra-demo: " << e.what() << "\n" << opts;
+        if (!parse(argc, argv, o)) return 0;
+    } catch (const UsageError &e) {
+        std::cerr << "memra-demo: " << e.what() << " (see memra-demo --help)\n";
         return 2;
     }
-    if (vm.count("help")) {
-        std::cout << opts;
-        return 0;
+    try {
+        return o.scalar_child.empty() ? demo_main(o) : scalar_child(o);
+    } catch (const std::exception &e) {
+        std::fflush(stdout);
+        std::cerr << "memra-demo: " << e.what() << "\n";
+        return 1;
     }
-    if (lib.empty()) lib = memra::tools::default_library_path();
-
-    memra_testkit_abi abi;
-    char error[1024] = "";
-    if (memra_testkit_abi_open(lib.c_str(), &abi, error, sizeof error) != 0) {
-        std::cerr << "memra-demo: " << error << "\n";
-        return 2;
-    }
-    std::printf("library: %s\n", lib.c_str());
-    if (abi.describe) {
-        char line[2048];
-        abi.describe(line, sizeof line);
-        std::printf("%s\n", line);
-    }
-    std::printf("threads %d, seed %llu, n_embd %d, n_ff %d\n\n", threads, (unsigned long long)seed, kEmbd, kFf);
-    std::printf("%-24s %-9s %12s %12s %12s %12s  %s\n", "format", "call", "err(exact)", "tolerance",
-                "err(ggml)", "tolerance", "ok");
-
-    bool all_ok = true;
-    for (const DemoCase &c : demo_cases()) {
-        for (const Row &row : {run_token(abi, c, threads, seed), run_rows(abi, c, threads, seed + 1)}) {
-            const bool ok = row.failure.empty() && row.verdict.ok();
-            all_ok = all_ok && ok;
-            if (!row.failure.empty()) {
-                std::printf("%-24s %-9s call failed: %s\n", row.name.c_str(), row.call.c_str(), row.failure.c_str());
-                continue;
-            }
-            const memra::testkit::Verdict &v = row.verdict;
-            std::printf("%-24s %-9s %12.3e %12.3e %12.3e %12.3e  %s\n", row.name.c_str(), row.call.c_str(),
-                        v.err_exact, v.tol_exact, v.err_quant, v.tol_quant, ok ? "ok" : "FAIL");
-        }
-    }
-    std::printf("\nerr(exact): relative L2 error against the dequantized weights and the f32 input in double;\n"
-                "err(ggml):  against the same with activations rounded as ggml does (only float order differs).\n");
-    memra_testkit_abi_close(&abi);
-    std::printf("%s\n", all_ok ? "all checks passed" : "SOME CHECKS FAILED");
-    return all_ok ? 0 : 1;
 }

@@ -1,0 +1,25 @@
+// The demo's built-in model: four small MoE layers whose twelve projections use each of the
+// library's twelve formats once, and the experts (with route weights) each layer's tokens use.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "synth_model.h"
+
+namespace memra::demo {
+
+// n_embd 512, n_ff 256 (whole blocks of every format), 4 experts per layer, 2 used per token:
+// about 3 MiB, written in well under a second, evaluated in milliseconds.
+gguf_tool::SynthSpec demo_model(uint64_t seed, int threads);
+
+struct Selection {
+    std::vector<uint32_t> experts;
+    std::vector<float> route_weights;
+};
+
+// Layer l's experts: two of the layer's n_expert, different per layer, with unequal weights, as a
+// router's top-2 would give.
+Selection demo_selection(int layer, uint64_t n_expert);
+
+}  // namespace memra::demo

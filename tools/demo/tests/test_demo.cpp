@@ -1,0 +1,150 @@
+// memra-demo as a person and packaging/tests/test-debs run it: it passes and says which library,
+// backend and plugins it used in the lines test-debs greps; every format runs from both weight
+// sources; a forced SIMD backend is really what gets checked against scalar; a library that
+// cannot serve makes it fail (exit 1, SOME CHECKS FAILED); bad arguments are one-line errors;
+// --keep leaves a model memra-gguf inspect reads.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "backend_inventory.h"
+#include "subprocess.h"
+
+namespace {
+
+using memra::tests::ProcessResult;
+using memra::tests::run_process;
+
+ProcessResult demo(std::vector<std::string> args, const std::map<std::string, std::string> &env = {}) {
+    args.insert(args.begin(), MEMRA_DEMO_TOOL);
+    return run_process(args, env);
+}
+
+std::vector<std::string> lines(const std::string &text) {
+    std::vector<std::string> out;
+    std::stringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+}
+
+// The table's rows: lines starting with a layer number.
+std::vector<std::string> table_rows(const std::string &out) {
+    std::vector<std::string> rows;
+    for (const std::string &l : lines(out))
+        if (!l.empty() && l[0] >= '0' && l[0] <= '9') rows.push_back(l);
+    return rows;
+}
+
+bool one_line(const std::string &s) { return !s.empty() && s.back() == '\n' && s.find('\n') == s.size() - 1; }
+
+TEST(Demo, PassesAndPrintsTheLinesPackagingGreps) {
+    const ProcessResult r = demo({"--threads", "2", "--tokens", "3", "--lib", MEMRA_TEST_LIBRARY});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const std::vector<std::string> l = lines(r.out);
+    ASSERT_GE(l.size(), 3u);
+    EXPECT_EQ(l[0], std::string("library: ") + MEMRA_TEST_LIBRARY);
+    // Line 2, test-debs' summary: the library's describe line, with the backend and the plugins.
+    const std::string best = memra::tests::best_usable_backend(MEMRA_TEST_BACKEND_DIR);
+    EXPECT_EQ(l[1].rfind("memra-cpu-experts: backend " + best + " (auto); ", 0), 0u) << l[1];
+    EXPECT_NE(l[1].find("; plugins: "), std::string::npos) << l[1];
+    EXPECT_EQ(l.back(), "all checks passed");
+
+    // Four layers, each from memory then file, all twelve formats, each row checked and passing.
+    const std::vector<std::string> rows = table_rows(r.out);
+    ASSERT_EQ(rows.size(), 8u) << r.out;
+    std::string all;
+    for (size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_NE(rows[i].find(i % 2 ? " file " : " memory "), std::string::npos) << rows[i];
+        EXPECT_NE(rows[i].find(" bit-identical "), std::string::npos) << rows[i];
+        EXPECT_EQ(rows[i].substr(rows[i].size() - 3), " ok") << rows[i];
+        all += rows[i];
+    }
+    for (const char *format : {"f32", "bf16", "q4_0", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq3_s", "iq4_xs", "nvfp4"})
+        EXPECT_NE(all.find(std::string(" ") + format + " "), std::string::npos) << format << "\n" << r.out;
+    // The file source read the weights it was given: 4 layers x 2 experts x 3 projections missed once.
+    EXPECT_NE(r.out.find("file source: cache hits 48, misses 24, "), std::string::npos) << r.out;
+}
+
+// With every plugin forced in turn (those this CPU runs), the table says that plugin served,
+// and its results still equal the scalar backend's.
+TEST(Demo, ChecksTheForcedPluginAgainstScalar) {
+    for (const memra::tests::InstalledBackend &b : memra::tests::installed_backends(MEMRA_TEST_BACKEND_DIR)) {
+        if (b.name == "scalar" || !memra::tests::missing_features(b).empty()) continue;
+        const ProcessResult r = demo({"--tokens", "2", "--lib", MEMRA_TEST_LIBRARY}, {{"MEMRA_CPU_EXPERT_BACKEND", b.name}});
+        ASSERT_EQ(r.exit_code, 0) << b.name << "\n" << r.out << r.err;
+        EXPECT_NE(lines(r.out).at(1).find("backend " + b.name + " (forced"), std::string::npos) << r.out;
+        for (const std::string &row : table_rows(r.out)) {
+            EXPECT_NE(row.find(" " + b.name), std::string::npos) << b.name << ": " << row;
+            EXPECT_NE(row.find(" bit-identical "), std::string::npos) << b.name << ": " << row;
+        }
+    }
+}
+
+// A library that serves nothing (a forced backend that does not exist): every call fails, the
+// demo says so per row and exits 1.
+TEST(Demo, FailingCallsFailTheDemo) {
+    const ProcessResult r = demo({"--tokens", "2", "--lib", MEMRA_TEST_LIBRARY}, {{"MEMRA_CPU_EXPERT_BACKEND", "avx9"}});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("call failed: memra_cpu_moe_token_v2 returned 5"), std::string::npos) << r.out;
+    EXPECT_EQ(lines(r.out).back(), "SOME CHECKS FAILED") << r.out;
+}
+
+TEST(Demo, BadArgumentsAreOneLineErrors) {
+    struct Bad {
+        std::vector<std::string> args;
+        int status;
+        const char *reason;
+    };
+    const std::string nowhere = "/nonexistent-dir-" + std::to_string(::getpid()) + "/m.gguf";
+    const std::vector<Bad> cases = {
+        {{"--threads", "0"}, 2, "--threads must be at least 1"},
+        {{"--threads", "many"}, 2, "the argument ('many') for option '--threads' is invalid"},
+        {{"--tokens", "0"}, 2, "--tokens must be between 1 and 100000"},
+        {{"--bogus"}, 2, "unrecognised option '--bogus'"},
+        {{"extra"}, 2, "too many positional"},
+        {{"--keep"}, 2, "the required argument for option '--keep' is missing"},
+        {{"--model", "m.gguf"}, 2, "--scalar-child and --model go together"},
+        {{"--lib", "/nonexistent/libmemra.so"}, 1, "dlopen(/nonexistent/libmemra.so)"},
+        {{"--keep", nowhere, "--lib", MEMRA_TEST_LIBRARY}, 1, nowhere.c_str()},
+    };
+    for (const Bad &c : cases) {
+        const ProcessResult r = demo(c.args);
+        EXPECT_EQ(r.exit_code, c.status) << c.args[0] << ": " << r.err;
+        EXPECT_TRUE(one_line(r.err)) << c.args[0] << ": " << r.err;
+        EXPECT_EQ(r.err.rfind("memra-demo: ", 0), 0u) << r.err;
+        EXPECT_NE(r.err.find(c.reason), std::string::npos) << c.args[0] << ": " << r.err;
+    }
+}
+
+TEST(Demo, HelpHasExamples) {
+    const ProcessResult r = demo({"--help"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    for (const char *part : {"--threads", "--tokens", "--keep", "--lib", "examples:\n  memra-demo "})
+        EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+    EXPECT_EQ(r.out.find("scalar-child"), std::string::npos) << "the child's protocol is not for people";
+}
+
+// --keep FILE: the model stays, and memra-gguf inspect (an independent reader of the file) finds
+// four usable MoE layers that between them use every format.
+TEST(Demo, KeptModelIsReadableByMemraGgufInspect) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("memra-demo-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string model = (dir / "demo.gguf").string();
+    const ProcessResult r = demo({"--keep", model, "--tokens", "1", "--lib", MEMRA_TEST_LIBRARY});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("model: " + model + ": 4 MoE layers x 4 experts"), std::string::npos) << r.out;
+    const ProcessResult inspect = run_process({MEMRA_GGUF_TOOL, "inspect", model, "--json"});
+    std::filesystem::remove_all(dir);
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    for (const char *part : {"\"tensor_count\":12", "{\"layer\":3,\"n_expert\":4,\"n_embd\":512,\"n_ff\":256,\"gate\":\"iq3_s\""})
+        EXPECT_NE(inspect.out.find(part), std::string::npos) << part << "\n" << inspect.out;
+    EXPECT_EQ(inspect.out.find("\"supported\":false"), std::string::npos) << inspect.out;
+    for (const char *format : {"f32", "bf16", "q4_0", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq3_s", "iq4_xs", "nvfp4"})
+        EXPECT_NE(inspect.out.find(std::string("{\"type\":\"") + format + "\",\"tensors\":1,"), std::string::npos)
+            << format << "\n" << inspect.out;
+}
+
+}  // namespace
