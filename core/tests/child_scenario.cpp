@@ -30,7 +30,7 @@ bool register_child_scenario(const char *name, ScenarioFn fn) {
     return true;
 }
 
-void expect_child_passes(const std::string &name, const std::map<std::string, std::string> &env) {
+std::string expect_child_passes(const std::string &name, const std::map<std::string, std::string> &env) {
     std::map<std::string, std::string> child_env = env;
     child_env[kScenarioVariable] = name;
     const ProcessResult r =
@@ -38,6 +38,7 @@ void expect_child_passes(const std::string &name, const std::map<std::string, st
     const bool ran = r.out.find("[  PASSED  ] 1 test") != std::string::npos;
     EXPECT_TRUE(r.exit_code == 0 && ran) << "scenario " << name << ": exit " << r.exit_code << " signal "
                                          << r.signal << "\nstdout:\n" << r.out << "stderr:\n" << r.err;
+    return r.out;
 }
 
 }  // namespace memra::tests

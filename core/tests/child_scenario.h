@@ -17,8 +17,9 @@ using ScenarioFn = void (*)();
 bool register_child_scenario(const char *name, ScenarioFn fn);
 
 // Runs the scenario in a child with `env` (and no other MEMRA_CPU_EXPERT_* variable); a test
-// failure when it does not pass, with the child's output.
-void expect_child_passes(const std::string &name, const std::map<std::string, std::string> &env);
+// failure when it does not pass, with the child's output. Returns the child's stdout (for
+// figures a scenario prints).
+std::string expect_child_passes(const std::string &name, const std::map<std::string, std::string> &env);
 
 }  // namespace memra::tests
 
