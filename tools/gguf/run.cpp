@@ -22,15 +22,18 @@ namespace memra::gguf_tool {
 namespace {
 
 const Command kRun{
-    "run", "FILE --layer N [--experts IDS --weights WS] [--tokens T] [--source memory|file] [--threads N]",
+    "run", "FILE --layer N [--experts IDS --weights WS] [--tokens T] [--rows M] [--source memory|file] [--threads N]",
     "Evaluate the experts of one MoE layer of a GGUF file through libmemra-cpu-experts, as the engine\n"
-    "does, for T tokens of seeded N(0,1) inputs. Reports per-token latency (median, p90), GB/s of weight\n"
-    "bytes, the library's cache counters, and the largest relative L2 difference from the same run on\n"
-    "the scalar reference backend (a child process with MEMRA_CPU_EXPERT_BACKEND=scalar). Exit 1 when\n"
-    "a call fails or the outputs disagree.",
+    "does, for T tokens of seeded N(0,1) inputs: one memra_cpu_moe_token_v2 call per token (decoding),\n"
+    "or with --rows M, M tokens at once, one memra_cpu_expert_rows_v2 call per expert (prefill), the\n"
+    "experts' outputs summed. Reports latency per call (median, p90), GB/s of weight bytes, the\n"
+    "library's cache counters, and the largest relative L2 difference from the same run on the scalar\n"
+    "reference backend (a child process with MEMRA_CPU_EXPERT_BACKEND=scalar). Exit 1 when a call\n"
+    "fails or the outputs disagree.",
     "  memra-gguf run tiny.gguf --layer 0\n"
     "  memra-gguf run tiny.gguf --layer 1 --experts 0,3,5 --weights 0.5,0.3,0.2 --tokens 200 --threads 2\n"
-    "  memra-gguf run q30b.gguf --layer 0 --source file --tokens 1000 --json\n"};
+    "  memra-gguf run q30b.gguf --layer 0 --source file --tokens 1000 --json\n"
+    "  memra-gguf run q30b.gguf --layer 0 --tokens 256 --rows 64      # prefill: 4 batches of 64 rows\n"};
 
 template <class T>
 std::vector<T> parse_list(const std::string &option, const std::string &text) {
@@ -49,7 +52,7 @@ std::vector<T> parse_list(const std::string &option, const std::string &text) {
 
 struct RunOptions {
     std::string path, lib, source = "memory", dump_outputs, dump_inputs;
-    int layer = -1, tokens = 16, threads = 1, progress = -1;
+    int layer = -1, tokens = 16, rows = 0, threads = 1, progress = -1;  // rows 0: the token call
     uint64_t seed = 1;
     std::vector<uint32_t> experts;
     std::vector<float> weights;
@@ -66,7 +69,7 @@ std::vector<std::string> scalar_child_args(const RunOptions &o, const std::strin
         ws += (i ? "," : "") + std::string(buf);
     }
     return {"run", o.path, "--layer", std::to_string(o.layer), "--experts", ids, "--weights", ws,
-            "--tokens", std::to_string(o.tokens), "--source", o.source, "--threads", std::to_string(o.threads),
+            "--tokens", std::to_string(o.tokens), "--rows", std::to_string(o.rows), "--source", o.source, "--threads", std::to_string(o.threads),
             "--seed", std::to_string(o.seed), "--lib", o.lib, "--no-check", "--dump-outputs", dump};
 }
 
@@ -111,7 +114,7 @@ void report(const RunOptions &o, const gguf::MoeLayer &layer, const LayerExperts
         for (uint32_t e : o.experts) j.value(int64_t(e));
         j.end_array().key("weights").begin_array();
         for (float w : o.weights) j.value(double(w));
-        j.end_array().field("tokens", int64_t(o.tokens)).field("source", o.source).field("threads", int64_t(o.threads))
+        j.end_array().field("tokens", int64_t(o.tokens)).field("rows", int64_t(o.rows)).field("source", o.source).field("threads", int64_t(o.threads))
             .field("library", o.lib).field("describe", library_line)
             .key("latency_us").begin_object().field("first", m.latency_s.front() * 1e6).field("median", median * 1e6)
             .field("p90", p90 * 1e6).end_object()
@@ -137,9 +140,11 @@ void report(const RunOptions &o, const gguf::MoeLayer &layer, const LayerExperts
         sel += (i ? " " : "") + std::to_string(o.experts[i]) + ":" + std::to_string(o.weights[i]).substr(0, 6);
     std::printf("experts     %s (id:weight), weights from %s, %d threads, %d tokens\n", sel.c_str(), o.source.c_str(),
                 o.threads, o.tokens);
-    std::printf("latency     first %.1f us, median %.1f us, p90 %.1f us per token\n", m.latency_s.front() * 1e6,
-                median * 1e6, p90 * 1e6);
-    std::printf("bandwidth   %.2f GB/s (%.2f MB of weights per token / median)\n", gbps, double(experts.weight_bytes()) / 1e6);
+    const std::string per = o.rows ? "per batch of " + std::to_string(o.rows) + " rows (one rows call per expert)" : "per token";
+    std::printf("latency     first %.1f us, median %.1f us, p90 %.1f us %s\n", m.latency_s.front() * 1e6, median * 1e6,
+                p90 * 1e6, per.c_str());
+    std::printf("bandwidth   %.2f GB/s (%.2f MB of weights %s / median)\n", gbps, double(experts.weight_bytes()) / 1e6,
+                o.rows ? "per batch" : "per token");
     std::printf("cache       hits %llu, misses %llu, read %llu bytes, resident %llu bytes\n", (unsigned long long)m.cache[0],
                 (unsigned long long)m.cache[1], (unsigned long long)m.cache[2], (unsigned long long)m.cache[3]);
     std::printf("profile     prepare %.3f ms, io %.3f ms, insert %.3f ms, compute %.3f ms\n", m.profile[0] / 1e6,
@@ -164,7 +169,8 @@ int run_main(int argc, char **argv) {
         ("layer", po::value(&o.layer)->required(), "the MoE layer (blk.N) to evaluate")
         ("experts", po::value(&experts_text), "comma-separated expert ids (default: the first expert_used_count)")
         ("weights", po::value(&weights_text), "comma-separated route weights, one per expert (default: equal, sum 1)")
-        ("tokens", po::value(&o.tokens)->default_value(16), "tokens to evaluate (one call each)")
+        ("tokens", po::value(&o.tokens)->default_value(16), "tokens to evaluate (one call each, or batches of --rows)")
+        ("rows", po::value(&o.rows)->default_value(0), "M in 1..64: M tokens per memra_cpu_expert_rows_v2 call (0: the token call)")
         ("source", po::value(&o.source)->default_value("memory"), "memory: the mapped file; file: file_fd + file_offset")
         ("threads", po::value(&o.threads)->default_value(omp_get_max_threads()), "threads per call")
         ("seed", po::value(&o.seed)->default_value(1), "seed of the N(0,1) inputs")
@@ -183,6 +189,9 @@ int run_main(int argc, char **argv) {
     if (vm.count("progress")) o.progress = 1;
     if (o.tokens < 1) throw UsageError("--tokens must be at least 1");
     if (o.threads < 1) throw UsageError("--threads must be at least 1");
+    if (o.rows < 0 || o.rows > 64) throw UsageError("--rows must be between 1 and 64 (the ABI's limit), or 0 for the token call");
+    if (o.rows > 0 && o.tokens % o.rows != 0)
+        throw UsageError("--tokens " + std::to_string(o.tokens) + " is not a whole number of batches of --rows " + std::to_string(o.rows));
     if (o.source != "memory" && o.source != "file") throw UsageError("--source must be memory or file, not '" + o.source + "'");
     if (o.lib.empty()) o.lib = tools::default_library_path();
     if (!experts_text.empty()) o.experts = parse_list<uint32_t>("experts", experts_text);
@@ -213,7 +222,8 @@ int run_main(int argc, char **argv) {
     if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
     const std::vector<float> inputs = make_inputs(o.seed, o.tokens, layer->n_embd);
     if (!o.dump_inputs.empty()) write_floats(o.dump_inputs, inputs);
-    const Measurement m = measure_tokens(abi, experts, inputs, layer->n_embd, o.threads, o.progress);
+    const Measurement m = o.rows ? measure_rows(abi, experts, inputs, layer->n_embd, o.rows, o.threads, o.progress)
+                                 : measure_tokens(abi, experts, inputs, layer->n_embd, o.threads, o.progress);
     const std::string library_line = describe_library(abi);
     memra_testkit_abi_close(&abi);
     if (!m.failure.empty()) throw std::runtime_error(m.failure);

@@ -41,6 +41,9 @@ TEST_F(Run, BadArgumentsAreOneLineErrors) {
         {{"run", model_, "--layer", "0", "--source", "disk"}, 2, "--source must be memory or file, not 'disk'"},
         {{"run", model_, "--layer", "0", "--tokens", "0"}, 2, "--tokens must be at least 1"},
         {{"run", model_, "--layer", "0", "--threads", "0"}, 2, "--threads must be at least 1"},
+        {{"run", model_, "--layer", "0", "--rows", "65"}, 2, "--rows must be between 1 and 64 (the ABI's limit)"},
+        {{"run", model_, "--layer", "0", "--rows", "-1"}, 2, "--rows must be between 1 and 64"},
+        {{"run", model_, "--layer", "0", "--rows", "5"}, 2, "--tokens 16 is not a whole number of batches of --rows 5"},
         {{"run", model_, "--layer", "0", "--lib", path("nolib.so")}, 1, "dlopen"},
         {{"run", path("missing.gguf"), "--layer", "0"}, 1, "No such file"},
     };
@@ -109,6 +112,32 @@ TEST_F(Run, ReportsLatencyCacheAndScalarAgreement) {
                              "\"cache\":{\"hits\":12,\"misses\":6,", "\"scalar_check\":{\"done\":true,\"max_rel_l2\":0,",
                              "\"identical\":true,\"pass\":true"})
         EXPECT_NE(json.out.find(part), std::string::npos) << part << "\n" << json.out;
+}
+
+// --rows M: the same tokens in batches of M through memra_cpu_expert_rows_v2, one call per expert,
+// agree with the token call (the same kernels and the same float sum of the experts, in the same
+// order: only last-bit noise may differ, kScalarTolerance), from memory and from the file, and the
+// scalar check runs the rows path too.
+TEST_F(Run, RowsBatchesAgreeWithTheTokenCall) {
+    const std::vector<std::string> common = {"run", model_, "--layer", "1", "--experts", "3,0,2", "--weights", "0.5,0.25,-0.125",
+                                             "--tokens", "8", "--threads", "2", "--lib", MEMRA_TEST_LIBRARY};
+    auto with = [&](std::vector<std::string> extra) {
+        std::vector<std::string> a = common;
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    };
+    const auto token = gguf_tool(with({"--no-check", "--dump-outputs", path("token.f32")}));
+    ASSERT_EQ(token.exit_code, 0) << token.err;
+    for (const char *source : {"memory", "file"}) {
+        const auto rows = gguf_tool(with({"--rows", "4", "--source", source, "--dump-outputs", path("rows.f32"), "--json"}));
+        ASSERT_EQ(rows.exit_code, 0) << source << ": " << rows.err;
+        for (const char *part : {"\"tokens\":8,\"rows\":4,", "\"scalar_check\":{\"done\":true,", "\"pass\":true"})
+            EXPECT_NE(rows.out.find(part), std::string::npos) << part << "\n" << rows.out;
+        EXPECT_LE(max_relative_l2(read_floats(path("rows.f32")), read_floats(path("token.f32")), 512), kScalarTolerance) << source;
+    }
+    const auto table = gguf_tool(with({"--rows", "8", "--no-check"}));
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find(" per batch of 8 rows (one rows call per expert)\n"), std::string::npos) << table.out;
 }
 
 // The progress bar appears on request (stderr is a file here, not a terminal, so never otherwise)
