@@ -84,7 +84,7 @@ Report check(const gguf::File &file, const std::vector<Case> &cases, const std::
         if (c.source == WeightSource::Memory) {
             memory = &c;
         } else {
-            row.file_equals_memory = memory && memory->layer.layer == c.layer.layer &&
+            row.file_equals_memory = memory && memory->layer.layer == c.layer.layer && memory->rows == c.rows &&
                                      bit_identical(memory->result.outputs, c.result.outputs);
             report.file_hits += c.result.cache[0];
             report.file_misses += c.result.cache[1];
@@ -98,13 +98,14 @@ Report check(const gguf::File &file, const std::vector<Case> &cases, const std::
 }
 
 void print(const Report &report) {
-    std::printf("%-5s %-6s %-6s %-6s %-22s %-6s %9s %7s  %-14s %-19s %-19s %s\n", "layer", "gate", "up", "down",
-                "served by", "source", "us/token", "GB/s", "vs scalar", "vs exact (tol)", "vs ggml (tol)", "ok");
+    std::printf("%-5s %-6s %-6s %-6s %-14s %-7s %-6s %9s %7s  %-14s %-19s %-19s %s\n", "layer", "gate", "up", "down",
+                "served by", "call", "source", "us/call", "GB/s", "vs scalar", "vs exact (tol)", "vs ggml (tol)", "ok");
     auto type = [](const gguf::TensorInfo *t) { return gguf::tensor_type_name(t->type); };
     for (const Row &r : report.rows) {
         const Case &c = *r.c;
-        std::printf("%-5d %-6s %-6s %-6s %-22s %-6s ", c.layer.layer, type(c.layer.gate).c_str(), type(c.layer.up).c_str(),
-                    type(c.layer.down).c_str(), r.served_by.c_str(), source_name(c.source));
+        const std::string call = c.rows ? "rows " + std::to_string(std::min<size_t>(size_t(c.rows), c.inputs.size() / c.layer.n_embd)) : "token";
+        std::printf("%-5d %-6s %-6s %-6s %-14s %-7s %-6s ", c.layer.layer, type(c.layer.gate).c_str(), type(c.layer.up).c_str(),
+                    type(c.layer.down).c_str(), r.served_by.c_str(), call.c_str(), source_name(c.source));
         if (!c.result.failure.empty()) {
             std::printf("call failed: %s\n", c.result.failure.c_str());
             continue;
@@ -129,7 +130,8 @@ void print(const Report &report) {
         "           bit-identical); vs exact: relative L2 error against the dequantized weights applied in double\n"
         "           to the f32 input; vs ggml: against the same with activations rounded as ggml does (only the\n"
         "           float order differs); each the worst token, tolerances derived in conformance/testkit/accuracy.h.\n"
-        "           The file source must equal the memory source bit for bit.\n",
+        "           The file source must equal the memory source bit for bit. us/call: the median of one token\n"
+        "           call, or of one batch (a rows call per expert); GB/s: the weights one call reads / that median.\n",
         gguf_tool::kScalarTolerance);
 }
 

@@ -1,4 +1,4 @@
-// The demo's verdicts on its cases and the table that shows them. Per case (a layer from one
+// The demo's verdicts on its cases and the table that shows them. Per case (a layer, a call, a
 // weight source): the scalar backend's outputs (bit-identical expected, gguf_tool::
 // kScalarTolerance), the testkit's double-precision references (testkit::judge's derived
 // tolerances), and for the file source the memory source's outputs (the same bytes through the
@@ -19,7 +19,7 @@ namespace memra::demo {
 struct Row {
     const Case *c = nullptr;
     std::string served_by;           // the plugin(s) serving gate, up, down
-    double median_us = 0, gbps = 0;  // per token; weight bytes / median
+    double median_us = 0, gbps = 0;  // per call (a token, or a batch of rows); weight bytes / median
     bool scalar_done = false;        // false when the scalar run failed (Report::scalar_failure)
     gguf_tool::Agreement scalar;
     testkit::Verdict reference;      // the worst token's (largest error relative to its tolerance)

@@ -1,8 +1,8 @@
 // memra-demo: the README's main job, on a built-in default. It synthesizes a small MoE GGUF file
 // (four layers whose projections use each of the library's twelve formats once; tools/gguf's
 // writer), loads libmemra-cpu-experts.so.2 exactly as the engine does (dlopen + dlsym), evaluates
-// every layer's experts token after token from both weight sources (the mapped file, and file_fd +
-// file_offset), and checks each result three ways: against the same run on the scalar reference
+// every layer's experts token after token and in batches of rows, from both weight sources (the
+// mapped file, and file_fd + file_offset), and checks each result three ways: against the same run on the scalar reference
 // backend (a child process, the check of `memra-gguf run`), against the double-precision
 // references of the testkit, and the file source against the memory source. Exit 0 only if every
 // check passes; 1 if one fails or something cannot be done; 2 for bad arguments.
@@ -10,6 +10,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -32,14 +33,14 @@ namespace {
 const char *kExamples =
     "examples:\n"
     "  memra-demo                                    # the default: 8 tokens per layer and source, 2 threads\n"
-    "  memra-demo --threads 8 --tokens 64\n"
+    "  memra-demo --threads 8 --tokens 64 --rows 32\n"
     "  memra-demo --keep demo.gguf && memra-gguf inspect demo.gguf\n"
     "  MEMRA_CPU_EXPERT_BACKEND=avx2 memra-demo      # check another plugin against scalar\n"
     "  MEMRA_CPU_EXPERT_DISABLE_FEATURES=avx_vnni memra-demo   # as on a Zen 4\n";
 
 struct Options {
     std::string lib, keep, model, scalar_child;
-    int threads = 2, tokens = 8;
+    int threads = 2, tokens = 8, rows = 8;
     uint64_t seed = 1;
 };
 
@@ -75,7 +76,8 @@ bool parse(int argc, char **argv, Options &o) {
     visible.add_options()
         ("help,h", "show this help")
         ("threads", po::value(&o.threads)->default_value(2), "threads per library call")
-        ("tokens", po::value(&o.tokens)->default_value(8), "tokens per layer and weight source (one call each)")
+        ("tokens", po::value(&o.tokens)->default_value(8), "tokens per layer and weight source, for each call")
+        ("rows", po::value(&o.rows)->default_value(8), "rows per memra_cpu_expert_rows_v2 call, 1..64 (the tokens in batches)")
         ("seed", po::value(&o.seed)->default_value(1), "seed of the synthetic weights and inputs")
         ("keep", po::value(&o.keep), "write the model to this file and keep it (default: a temporary directory)")
         ("lib", po::value(&o.lib), "library to dlopen (default: $MEMRA_CPU_EXPERT_LIB, else the one beside this program, else the soname)");
@@ -97,6 +99,7 @@ bool parse(int argc, char **argv, Options &o) {
     }
     if (o.threads < 1) throw UsageError("--threads must be at least 1");
     if (o.tokens < 1 || o.tokens > 100000) throw UsageError("--tokens must be between 1 and 100000");
+    if (o.rows < 1 || o.rows > 64) throw UsageError("--rows must be between 1 and 64 (the ABI's limit)");
     if (o.scalar_child.empty() != o.model.empty()) throw UsageError("--scalar-child and --model go together");
     if (o.lib.empty()) o.lib = tools::default_library_path();
     return true;
@@ -108,7 +111,7 @@ int scalar_child(const Options &o) {
     char error[1024] = "";
     if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
     const gguf::File file(o.model);
-    const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.seed, o.threads);
+    const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.rows, o.seed, o.threads);
     memra_testkit_abi_close(&abi);
     for (const demo::Case &c : cases)
         if (!c.result.failure.empty()) throw std::runtime_error("scalar backend: " + c.result.failure);
@@ -119,7 +122,7 @@ int scalar_child(const Options &o) {
 // Runs the child and returns its outputs, or "" in failure and empty outputs.
 std::vector<float> scalar_outputs(const Options &o, const std::string &model, const std::string &dump, std::string &failure) {
     const int status = gguf_tool::run_self_with_scalar_backend(
-        {"--scalar-child", dump, "--model", model, "--tokens", std::to_string(o.tokens), "--seed", std::to_string(o.seed),
+        {"--scalar-child", dump, "--model", model, "--tokens", std::to_string(o.tokens), "--rows", std::to_string(o.rows), "--seed", std::to_string(o.seed),
          "--threads", std::to_string(o.threads), "--lib", o.lib});
     if (status != 0) {
         failure = "the scalar run exited with status " + std::to_string(status);
@@ -144,11 +147,12 @@ int demo_main(const Options &o) {
     std::printf("model: %s%s: %u MoE layers x %u experts, n_embd %u, n_ff %u, all 12 formats, %.1f MiB, written in %.2f s\n",
                 model.c_str(), o.keep.empty() ? " (temporary)" : "", spec.shape.layers, spec.shape.n_expert,
                 spec.shape.n_embd, spec.shape.n_ff, double(gguf_tool::weight_bytes(spec)) / (1 << 20), synth_s);
-    std::printf("run:   %d tokens per layer and weight source, 2 experts each, %d thread%s, seed %llu\n\n", o.tokens,
-                o.threads, o.threads == 1 ? "" : "s", (unsigned long long)o.seed);
+    std::printf("run:   %d tokens per layer and weight source, 2 experts each, by the token call and by the rows call\n"
+                "       in batches of %d, %d thread%s, seed %llu\n\n", o.tokens, std::min(o.rows, o.tokens), o.threads,
+                o.threads == 1 ? "" : "s", (unsigned long long)o.seed);
 
     const gguf::File file(model);
-    const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.seed, o.threads);
+    const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.rows, o.seed, o.threads);
     memra_testkit_abi_close(&abi);
 
     std::string scalar_failure;

@@ -1,6 +1,6 @@
 // memra-demo as a person and packaging/tests/test-debs run it: it passes and says which library,
-// backend and plugins it used in the lines test-debs greps; every format runs from both weight
-// sources; a forced SIMD backend is really what gets checked against scalar; a library that
+// backend and plugins it used in the lines test-debs greps; every format runs by both calls from
+// both weight sources; a forced SIMD backend is really what gets checked against scalar; a library that
 // cannot serve makes it fail (exit 1, SOME CHECKS FAILED); bad arguments are one-line errors;
 // --keep leaves a model memra-gguf inspect reads.
 #include <gtest/gtest.h>
@@ -52,11 +52,13 @@ TEST(Demo, PassesAndPrintsTheLinesPackagingGreps) {
     EXPECT_NE(l[1].find("; plugins: "), std::string::npos) << l[1];
     EXPECT_EQ(l.back(), "all checks passed");
 
-    // Four layers, each from memory then file, all twelve formats, each row checked and passing.
+    // Four layers, each by the token call then the rows call (one batch of the 3 tokens), each from
+    // memory then file; all twelve formats; each row checked and passing.
     const std::vector<std::string> rows = table_rows(r.out);
-    ASSERT_EQ(rows.size(), 8u) << r.out;
+    ASSERT_EQ(rows.size(), 16u) << r.out;
     std::string all;
     for (size_t i = 0; i < rows.size(); ++i) {
+        EXPECT_NE(rows[i].find(i % 4 < 2 ? " token " : " rows 3 "), std::string::npos) << rows[i];
         EXPECT_NE(rows[i].find(i % 2 ? " file " : " memory "), std::string::npos) << rows[i];
         EXPECT_NE(rows[i].find(" bit-identical "), std::string::npos) << rows[i];
         EXPECT_EQ(rows[i].substr(rows[i].size() - 3), " ok") << rows[i];
@@ -64,8 +66,9 @@ TEST(Demo, PassesAndPrintsTheLinesPackagingGreps) {
     }
     for (const char *format : {"f32", "bf16", "q4_0", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq3_s", "iq4_xs", "nvfp4"})
         EXPECT_NE(all.find(std::string(" ") + format + " "), std::string::npos) << format << "\n" << r.out;
-    // The file source read the weights it was given: 4 layers x 2 experts x 3 projections missed once.
-    EXPECT_NE(r.out.find("file source: cache hits 48, misses 24, "), std::string::npos) << r.out;
+    // The file source read the weights it was given: 4 layers x 2 experts x 3 projections missed
+    // once (the first token), then hit on the 2 other tokens and on the rows call.
+    EXPECT_NE(r.out.find("file source: cache hits 72, misses 24, "), std::string::npos) << r.out;
 }
 
 // With every plugin forced in turn (those this CPU runs), the table says that plugin served,
@@ -103,6 +106,8 @@ TEST(Demo, BadArgumentsAreOneLineErrors) {
         {{"--threads", "0"}, 2, "--threads must be at least 1"},
         {{"--threads", "many"}, 2, "the argument ('many') for option '--threads' is invalid"},
         {{"--tokens", "0"}, 2, "--tokens must be between 1 and 100000"},
+        {{"--rows", "0"}, 2, "--rows must be between 1 and 64 (the ABI's limit)"},
+        {{"--rows", "65"}, 2, "--rows must be between 1 and 64 (the ABI's limit)"},
         {{"--bogus"}, 2, "unrecognised option '--bogus'"},
         {{"extra"}, 2, "too many positional"},
         {{"--keep"}, 2, "the required argument for option '--keep' is missing"},
@@ -122,7 +127,7 @@ TEST(Demo, BadArgumentsAreOneLineErrors) {
 TEST(Demo, HelpHasExamples) {
     const ProcessResult r = demo({"--help"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    for (const char *part : {"--threads", "--tokens", "--keep", "--lib", "examples:\n  memra-demo "})
+    for (const char *part : {"--threads", "--tokens", "--rows", "--keep", "--lib", "examples:\n  memra-demo "})
         EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
     EXPECT_EQ(r.out.find("scalar-child"), std::string::npos) << "the child's protocol is not for people";
 }
