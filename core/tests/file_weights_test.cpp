@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 
 #include "lib_call.h"
@@ -70,6 +71,9 @@ struct IoCase {
     void (*breakage)(CpuProjectionV2 &down, const WeightsFile &file);
     const char *errno_text;  // strerror text the message must carry, or nullptr
 };
+
+// GoogleTest prints a case by its name (rather than its bytes, in test lists and failures).
+void PrintTo(const IoCase &c, std::ostream *os) { *os << c.name; }
 
 class ReadFailure : public ::testing::TestWithParam<IoCase> {};
 
