@@ -32,10 +32,10 @@ namespace {
 
 const char *kExamples =
     "examples:\n"
-    "  memra-demo                                    # the default: 8 tokens per layer and source, 2 threads\n"
+    "  memra-demo                           # 8 tokens, rows of 8, 2 threads\n"
     "  memra-demo --threads 8 --tokens 64 --rows 32\n"
     "  memra-demo --keep demo.gguf && memra-gguf inspect demo.gguf\n"
-    "  MEMRA_CPU_EXPERT_BACKEND=avx2 memra-demo      # check another plugin against scalar\n"
+    "  MEMRA_CPU_EXPERT_BACKEND=avx2 memra-demo                # that plugin vs scalar\n"
     "  MEMRA_CPU_EXPERT_DISABLE_FEATURES=avx_vnni memra-demo   # as on a Zen 4\n";
 
 struct Options {
@@ -72,7 +72,7 @@ bool parse(int argc, char **argv, Options &o) {
     po::options_description visible(
         "memra-demo: synthesize a small MoE GGUF model covering all 12 formats, evaluate it through\n"
         "libmemra-cpu-experts as the engine does (memory and file weights), check every result against\n"
-        "the scalar backend and a double-precision reference. Exit 0 only if every check passes.\n\noptions");
+        "the scalar backend and a double-precision reference. Exit 0 only if every check passes.\n\nOptions");
     visible.add_options()
         ("help,h", "show this help")
         ("threads", po::value(&o.threads)->default_value(2), "threads per library call")
