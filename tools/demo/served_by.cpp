@@ -38,11 +38,4 @@ std::map<std::string, std::string> served_by(const std::string &describe_line) {
     return out;
 }
 
-std::string chosen_backend(const std::string &describe_line) {
-    const size_t at = describe_line.find("backend ");
-    if (at == std::string::npos) return "";
-    const size_t begin = at + 8;
-    return describe_line.substr(begin, describe_line.find_first_of(" ;", begin) - begin);
-}
-
 }  // namespace memra::demo

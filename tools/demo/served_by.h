@@ -12,7 +12,4 @@ namespace memra::demo {
 // empty when the line has none (an unusable library, or one without the extension).
 std::map<std::string, std::string> served_by(const std::string &describe_line);
 
-// The backend the line names ("backend NAME"), or "" when it names none.
-std::string chosen_backend(const std::string &describe_line);
-
 }  // namespace memra::demo

@@ -1,8 +1,8 @@
 // memra-demo as a person and packaging/tests/test-debs run it: it passes and says which library,
 // backend and plugins it used in the lines test-debs greps; every format runs by both calls from
-// both weight sources; a forced SIMD backend is really what gets checked against scalar; a library that
-// cannot serve makes it fail (exit 1, SOME CHECKS FAILED); bad arguments are one-line errors;
-// --keep leaves a model memra-gguf inspect reads.
+// both weight sources, with the cache and without; a forced SIMD backend is really what gets
+// checked against scalar; a library that cannot serve makes it fail (exit 1, SOME CHECKS FAILED);
+// bad arguments are one-line errors; --keep leaves a model memra-gguf inspect reads.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -84,6 +84,14 @@ TEST(Demo, ChecksTheForcedPluginAgainstScalar) {
             EXPECT_NE(row.find(" bit-identical "), std::string::npos) << b.name << ": " << row;
         }
     }
+}
+
+// With the cache off the file source streams every projection on every call, and still equals
+// the memory source bit for bit: 4 layers x 6 projections x (3 tokens + 1 batch) misses.
+TEST(Demo, FileSourceWithoutTheCache) {
+    const ProcessResult r = demo({"--tokens", "3", "--lib", MEMRA_TEST_LIBRARY}, {{"MEMRA_CPU_EXPERT_CACHE_BYTES", "0"}});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("file source: cache hits 0, misses 96, "), std::string::npos) << r.out;
 }
 
 // A library that serves nothing (a forced backend that does not exist): every call fails, the
