@@ -2,15 +2,17 @@
 // (four layers whose projections use each of the library's twelve formats once; tools/gguf's
 // writer), loads libmemra-cpu-experts.so.2 exactly as the engine does (dlopen + dlsym), evaluates
 // every layer's experts token after token and in batches of rows, from both weight sources (the
-// mapped file, and file_fd + file_offset), and checks each result three ways: against the same run on the scalar reference
-// backend (a child process, the check of `memra-gguf run`), against the double-precision
-// references of the testkit, and the file source against the memory source. Exit 0 only if every
-// check passes; 1 if one fails or something cannot be done; 2 for bad arguments.
+// mapped file, and file_fd + file_offset), and checks each result three ways: against the same
+// run on the scalar reference backend (a child process, the check of `memra-gguf run`), against
+// the double-precision references of the testkit, and the file source against the memory source.
+// Exit 0 only if every check passes; 1 if one fails or something cannot be done; 2 for bad
+// arguments.
 #include <stdlib.h>
 
 #include <boost/program_options.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -53,8 +55,10 @@ public:
 class ScratchDir {
 public:
     ScratchDir() {
-        std::string t = (std::filesystem::temp_directory_path() / "memra-demo-XXXXXX").string();
-        if (!::mkdtemp(t.data())) throw std::runtime_error("cannot create a directory in " + std::filesystem::temp_directory_path().string() + ": " + std::strerror(errno));
+        const std::filesystem::path parent = std::filesystem::temp_directory_path();
+        std::string t = (parent / "memra-demo-XXXXXX").string();
+        if (!::mkdtemp(t.data()))
+            throw std::runtime_error("cannot create a directory in " + parent.string() + ": " + std::strerror(errno));
         path_ = t;
     }
     ~ScratchDir() {
@@ -105,11 +109,17 @@ bool parse(int argc, char **argv, Options &o) {
     return true;
 }
 
-// The scalar child: the same cases on the scalar backend, every output written to o.scalar_child.
-int scalar_child(const Options &o) {
+// dlopen + dlsym as the engine does; throws with dlopen's reason or the missing symbol.
+memra_testkit_abi open_library(const std::string &path) {
     memra_testkit_abi abi;
     char error[1024] = "";
-    if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
+    if (memra_testkit_abi_open(path.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
+    return abi;
+}
+
+// The scalar child: the same cases on the scalar backend, every output written to o.scalar_child.
+int scalar_child(const Options &o) {
+    memra_testkit_abi abi = open_library(o.lib);
     const gguf::File file(o.model);
     const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.rows, o.seed, o.threads);
     memra_testkit_abi_close(&abi);
@@ -119,11 +129,12 @@ int scalar_child(const Options &o) {
     return 0;
 }
 
-// Runs the child and returns its outputs, or "" in failure and empty outputs.
+// Runs the scalar child on the model and returns its outputs; when it fails, none, and failure
+// says how.
 std::vector<float> scalar_outputs(const Options &o, const std::string &model, const std::string &dump, std::string &failure) {
     const int status = gguf_tool::run_self_with_scalar_backend(
-        {"--scalar-child", dump, "--model", model, "--tokens", std::to_string(o.tokens), "--rows", std::to_string(o.rows), "--seed", std::to_string(o.seed),
-         "--threads", std::to_string(o.threads), "--lib", o.lib});
+        {"--scalar-child", dump, "--model", model, "--tokens", std::to_string(o.tokens), "--rows", std::to_string(o.rows),
+         "--seed", std::to_string(o.seed), "--threads", std::to_string(o.threads), "--lib", o.lib});
     if (status != 0) {
         failure = "the scalar run exited with status " + std::to_string(status);
         return {};
@@ -132,9 +143,7 @@ std::vector<float> scalar_outputs(const Options &o, const std::string &model, co
 }
 
 int demo_main(const Options &o) {
-    memra_testkit_abi abi;
-    char error[1024] = "";
-    if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
+    memra_testkit_abi abi = open_library(o.lib);
     const std::string line = gguf_tool::describe_library(abi);
     std::printf("library: %s\n%s\n", o.lib.c_str(), line.empty() ? "(the library has no describe line)" : line.c_str());
 
