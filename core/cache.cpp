@@ -1,6 +1,7 @@
 #include "cache.h"
 
 #include <algorithm>
+#include <new>
 
 #include "backend_registry.h"
 
@@ -14,7 +15,7 @@ struct WeightCache::Entry {
     State state = State::kLoading;
     int pins = 0;
     bool on_lru = false;
-    std::list<Entry *>::iterator lru_pos;
+    Entry *lru_prev = nullptr, *lru_next = nullptr;
 };
 
 size_t CacheKeyHash::operator()(const CacheKey &k) const {
@@ -48,10 +49,7 @@ WeightCache::Handle WeightCache::acquire(const CacheKey &key) {
         auto it = entries_.find(key);
         if (it != entries_.end()) {
             Entry *e = it->second;
-            if (e->pins++ == 0 && e->on_lru) {
-                lru_.erase(e->lru_pos);
-                e->on_lru = false;
-            }
+            if (e->pins++ == 0 && e->on_lru) lru_remove(e);
             return {e->state == Entry::State::kReady ? Outcome::kReady : Outcome::kInFlight, e, e->data};
         }
         StopWatch insert;
@@ -66,12 +64,20 @@ WeightCache::Handle WeightCache::acquire(const CacheKey &key) {
             pool_.give_back(data, chunk);
             continue;
         }
-        Entry *e = new Entry;
-        e->key = key;
-        e->data = data;
-        e->chunk = chunk;
-        e->pins = 1;
-        entries_.emplace(key, e);
+        Entry *e = nullptr;
+        try {
+            e = new Entry;
+            e->key = key;
+            e->data = data;
+            e->chunk = chunk;
+            e->pins = 1;
+            entries_.emplace(key, e);
+        } catch (const std::bad_alloc &) {
+            // No memory for the entry's bookkeeping: not cached, like a chunk that was refused.
+            delete e;
+            pool_.give_back(data, chunk);
+            return {};
+        }
         return {Outcome::kClaimed, e, data};
     }
 }
@@ -87,7 +93,7 @@ uint8_t *WeightCache::chunk_for(size_t chunk, std::unique_lock<std::mutex> &lock
             pool_.unmap_free(budget_ >= reserved_ + chunk ? budget_ - reserved_ - chunk : 0, chunk);
             if (pool_.mapped_bytes() + reserved_ + chunk <= budget_) break;
         }
-        if (lru_.empty()) return nullptr;  // everything left is pinned or being mapped
+        if (!lru_head_) return nullptr;  // everything left is pinned or being mapped
         evict_one();
     }
     // Grow by a slab of several chunks of this size (faulting memory in bulk is much faster than
@@ -102,9 +108,24 @@ uint8_t *WeightCache::chunk_for(size_t chunk, std::unique_lock<std::mutex> &lock
     return slab ? pool_.adopt_slab(slab, chunk, count) : nullptr;
 }
 
+void WeightCache::lru_push_back(Entry *e) {
+    e->lru_prev = lru_tail_;
+    e->lru_next = nullptr;
+    (lru_tail_ ? lru_tail_->lru_next : lru_head_) = e;
+    lru_tail_ = e;
+    e->on_lru = true;
+}
+
+void WeightCache::lru_remove(Entry *e) {
+    (e->lru_prev ? e->lru_prev->lru_next : lru_head_) = e->lru_next;
+    (e->lru_next ? e->lru_next->lru_prev : lru_tail_) = e->lru_prev;
+    e->lru_prev = e->lru_next = nullptr;
+    e->on_lru = false;
+}
+
 void WeightCache::evict_one() {
-    Entry *e = lru_.front();
-    lru_.pop_front();
+    Entry *e = lru_head_;
+    lru_remove(e);
     entries_.erase(e->key);
     stats_.resident_bytes.fetch_sub(e->key.length, std::memory_order_relaxed);
     release(e);
@@ -160,8 +181,7 @@ void WeightCache::unpin(Entry *e) {
         release(e);
         return;
     }
-    e->lru_pos = lru_.insert(lru_.end(), e);
-    e->on_lru = true;
+    lru_push_back(e);
 }
 
 size_t WeightCache::mapped_bytes() {

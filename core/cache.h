@@ -11,7 +11,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <list>
 #include <mutex>
 #include <unordered_map>
 
@@ -80,6 +79,10 @@ private:
     uint8_t *chunk_for(size_t length, std::unique_lock<std::mutex> &lock);
     void evict_one();
     void release(Entry *entry);  // lock held, pins == 0, entry out of the map
+    // The LRU list is intrusive (links in the entries): unpinning never allocates, so a call's
+    // clean-up cannot fail, even out of memory.
+    void lru_push_back(Entry *entry);
+    void lru_remove(Entry *entry);
 
     const uint64_t budget_;
     Stats &stats_;
@@ -88,7 +91,7 @@ private:
     SlabPool pool_;
     uint64_t reserved_ = 0;  // bytes being mapped outside the lock, counted against the budget
     std::unordered_map<CacheKey, Entry *, CacheKeyHash> entries_;
-    std::list<Entry *> lru_;  // unpinned Ready entries, least recently used first
+    Entry *lru_head_ = nullptr, *lru_tail_ = nullptr;  // unpinned Ready entries, least recently used first
 };
 
 }  // namespace memra

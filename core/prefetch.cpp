@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,17 +79,34 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
             s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
+        // Out of descriptors or of memory: a hint not taken, like a full queue (and no
+        // duplicate left open without a job to close it).
         auto it = files_.find(file_key(w.key.file));
         if (it == files_.end()) {
             const int fd = ::fcntl(w.p->file_fd, F_DUPFD_CLOEXEC, 0);
-            if (fd < 0) {  // out of descriptors: a hint not taken, like a full queue
+            if (fd < 0) {
                 s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
                 continue;
             }
-            it = files_.emplace(file_key(w.key.file), OpenFile{fd, 0}).first;
+            try {
+                it = files_.emplace(file_key(w.key.file), OpenFile{fd, 0}).first;
+            } catch (const std::bad_alloc &) {
+                ::close(fd);
+                s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
+                continue;
+            }
+        }
+        try {
+            queue_.push_back({w.key, it->second.fd});
+        } catch (const std::bad_alloc &) {
+            if (it->second.jobs == 0) {
+                ::close(it->second.fd);
+                files_.erase(it);
+            }
+            s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
+            continue;
         }
         ++it->second.jobs;
-        queue_.push_back({w.key, it->second.fd});
         s.prefetch_queued.fetch_add(1, std::memory_order_relaxed);
     }
     start_locked();
@@ -121,6 +139,32 @@ void Prefetcher::finish(const Job &job) {
     }
 }
 
+void Prefetcher::read_into_cache(const Job &job) {
+    Stats &s = stats();
+    const WeightCache::Handle h = cache_.acquire(job.key);
+    switch (h.outcome) {
+    case WeightCache::Outcome::kClaimed:
+        try {
+            counted_read(job.fd, job.key.offset, job.key.length, h.data);
+        } catch (...) {
+            // The compute call that needs these bytes reads them and reports the error.
+            cache_.abandon(h.entry);
+            throw;
+        }
+        cache_.publish(h.entry);
+        cache_.unpin(h.entry);
+        break;
+    case WeightCache::Outcome::kReady:
+    case WeightCache::Outcome::kInFlight:
+        cache_.unpin(h.entry);
+        s.prefetch_skipped.fetch_add(1, std::memory_order_relaxed);
+        break;
+    case WeightCache::Outcome::kUncached:  // no room without evicting what calls are using
+        s.prefetch_skipped.fetch_add(1, std::memory_order_relaxed);
+        break;
+    }
+}
+
 void Prefetcher::run() {
     Stats &s = stats();
     std::unique_lock<std::mutex> lock(mutex_);
@@ -130,27 +174,11 @@ void Prefetcher::run() {
         const Job job = queue_.front();
         queue_.pop_front();
         lock.unlock();
-        const WeightCache::Handle h = cache_.acquire(job.key);
-        switch (h.outcome) {
-        case WeightCache::Outcome::kClaimed:
-            try {
-                counted_read(job.fd, job.key.offset, job.key.length, h.data);
-                cache_.publish(h.entry);
-                cache_.unpin(h.entry);
-            } catch (...) {
-                // The compute call that needs these bytes reads them and reports the error.
-                cache_.abandon(h.entry);
-                s.prefetch_failed.fetch_add(1, std::memory_order_relaxed);
-            }
-            break;
-        case WeightCache::Outcome::kReady:
-        case WeightCache::Outcome::kInFlight:
-            cache_.unpin(h.entry);
-            s.prefetch_skipped.fetch_add(1, std::memory_order_relaxed);
-            break;
-        case WeightCache::Outcome::kUncached:  // no room without evicting what calls are using
-            s.prefetch_skipped.fetch_add(1, std::memory_order_relaxed);
-            break;
+        // Nothing may leave this thread: an exception escaping it would terminate the engine.
+        try {
+            read_into_cache(job);
+        } catch (...) {
+            s.prefetch_failed.fetch_add(1, std::memory_order_relaxed);
         }
         lock.lock();
         finish(job);

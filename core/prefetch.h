@@ -45,6 +45,7 @@ private:
 
     void start_locked();
     void run();
+    void read_into_cache(const Job &job);  // unlocked; throws when the read fails
     void finish(const Job &job);  // lock held: the job's share of its duplicate fd goes
 
     WeightCache &cache_;

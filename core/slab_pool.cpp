@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 
 #include <cerrno>
+#include <cstring>
+#include <new>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL and pages are touched
@@ -31,27 +33,49 @@ SlabPool::~SlabPool() {
     for (const auto &[chunk, bytes] : chunks_) ::munmap(chunk, bytes);
 }
 
+namespace {
+
+uint8_t *next_free(const uint8_t *chunk) {
+    uint8_t *next;
+    std::memcpy(&next, chunk, sizeof next);
+    return next;
+}
+
+}  // namespace
+
 uint8_t *SlabPool::take_free(size_t chunk) {
     auto it = free_by_size_.find(chunk);
-    if (it == free_by_size_.end()) return nullptr;
-    uint8_t *p = it->second.back();
-    it->second.pop_back();
-    if (it->second.empty()) free_by_size_.erase(it);
+    if (it == free_by_size_.end() || !it->second.head) return nullptr;
+    uint8_t *p = it->second.head;
+    it->second.head = next_free(p);
     free_ -= chunk;
     return p;
 }
 
-bool SlabPool::has_free(size_t chunk) const { return free_by_size_.count(chunk) != 0; }
+bool SlabPool::has_free(size_t chunk) const {
+    auto it = free_by_size_.find(chunk);
+    return it != free_by_size_.end() && it->second.head;
+}
 
 uint8_t *SlabPool::adopt_slab(uint8_t *slab, size_t chunk, size_t count) {
-    for (size_t i = 0; i < count; ++i) chunks_.emplace(slab + i * chunk, chunk);
+    size_t recorded = 0;
+    try {
+        free_by_size_[chunk];  // the size's list, before any chunk of it can be given back
+        for (; recorded < count; ++recorded) chunks_.emplace(slab + recorded * chunk, chunk);
+    } catch (const std::bad_alloc &) {
+        for (size_t i = 0; i < recorded; ++i) chunks_.erase(slab + i * chunk);
+        ::munmap(slab, chunk * count);
+        return nullptr;
+    }
     mapped_ += chunk * count;
     for (size_t i = 1; i < count; ++i) give_back(slab + i * chunk, chunk);
     return slab;
 }
 
-void SlabPool::give_back(uint8_t *chunk, size_t bytes) {
-    free_by_size_[bytes].push_back(chunk);
+void SlabPool::give_back(uint8_t *chunk, size_t bytes) noexcept {
+    FreeList &list = free_by_size_.find(bytes)->second;  // made by adopt_slab
+    std::memcpy(chunk, &list.head, sizeof list.head);
+    list.head = chunk;
     free_ += bytes;
 }
 
@@ -64,17 +88,14 @@ void SlabPool::unmap_chunk(uint8_t *chunk, size_t bytes) {
 
 void SlabPool::unmap_free(size_t target, size_t keep) {
     for (int pass = 0; pass < 2 && mapped_ > target; ++pass)
-        for (auto it = free_by_size_.begin(); it != free_by_size_.end() && mapped_ > target;) {
-            if (pass == 0 && it->first == keep) {
-                ++it;
-                continue;
+        for (auto &[bytes, list] : free_by_size_) {
+            if (mapped_ <= target) break;
+            if (pass == 0 && bytes == keep) continue;
+            while (list.head && mapped_ > target) {
+                uint8_t *chunk = list.head;
+                list.head = next_free(chunk);
+                unmap_chunk(chunk, bytes);
             }
-            std::vector<uint8_t *> &list = it->second;
-            while (!list.empty() && mapped_ > target) {
-                unmap_chunk(list.back(), it->first);
-                list.pop_back();
-            }
-            it = list.empty() ? free_by_size_.erase(it) : std::next(it);
         }
 }
 

@@ -6,13 +6,15 @@
 // reuses an evicted chunk and no page is faulted again.
 // Not thread-safe: the weight cache calls it under its lock (except map_slab, which it calls
 // unlocked on memory it has reserved).
+// Giving a chunk back never allocates (the free lists run through the free chunks themselves, and
+// a size's list exists from its first slab on), so the cache can release entries on paths that
+// must not fail: a call's clean-up, also when memory is short.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <unordered_map>
-#include <vector>
 
 namespace memra {
 
@@ -40,12 +42,13 @@ public:
 
     // Maps `count` chunks of `chunk` bytes in one slab (unlocked: the caller has reserved the
     // bytes); nullptr when mapping failed. adopt_slab then returns the first chunk to the caller
-    // and files the others as free.
+    // and files the others as free; without memory for that bookkeeping it unmaps the slab and
+    // returns nullptr.
     uint8_t *map_slab(size_t chunk, size_t count) const { return map_(chunk * count); }
     uint8_t *adopt_slab(uint8_t *slab, size_t chunk, size_t count);
 
-    // A chunk the caller no longer needs becomes free for reuse.
-    void give_back(uint8_t *chunk, size_t bytes);
+    // A chunk the caller no longer needs (taken from this pool) becomes free for reuse.
+    void give_back(uint8_t *chunk, size_t bytes) noexcept;
 
     // Unmaps free chunks, other sizes than `keep` first, until mapped_bytes() <= target.
     void unmap_free(size_t target, size_t keep);
@@ -56,8 +59,13 @@ public:
 private:
     void unmap_chunk(uint8_t *chunk, size_t bytes);
 
+    // Free chunks of one size: a list linked through each chunk's first bytes.
+    struct FreeList {
+        uint8_t *head = nullptr;
+    };
+
     MapFn map_;
-    std::map<size_t, std::vector<uint8_t *>> free_by_size_;
+    std::map<size_t, FreeList> free_by_size_;  // a size's entry stays once made
     std::unordered_map<uint8_t *, size_t> chunks_;  // every mapped chunk, free or in use
     size_t mapped_ = 0, free_ = 0;
 };

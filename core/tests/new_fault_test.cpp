@@ -1,0 +1,105 @@
+// operator new refused (new_shim.h) at every allocation of a file-backed call in turn, and in the
+// prefetch worker: no crash, status 0 or 4 (CONTRACT.md: 4 out of memory), the output untouched
+// on failure, nothing half-done left in the cache (the next call neither hangs on an entry left
+// Loading nor serves wrong bytes), and the next valid call gives the right bits.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "eventually.h"
+#include "format_mix.h"
+#include "lib_call.h"
+#include "new_shim.h"
+#include "weights_file.h"
+
+namespace memra::tests {
+namespace {
+
+constexpr int32_t kEmbd = 256, kFf = 256;
+
+// One token problem of four experts (all twelve formats), from a fresh file: its keys are new
+// to the cache, so a call misses, claims and reads.
+struct FreshFile {
+    explicit FreshFile(const testkit::TokenProblem &p) : experts(p.experts.descriptors()), file(projections_of(experts)) {}
+    std::vector<CpuExpertV2> experts;
+    WeightsFile file;
+};
+
+TEST(NewFault, EveryAllocationOfAFileBackedCallInTurn) {
+    const testkit::TokenProblem p = testkit::make_token_problem(format_mix(0, 4), kEmbd, kFf, 700);
+    const std::vector<float> expected = run_token(p, 1), sentinel(static_cast<size_t>(kEmbd), -4.0f);
+    uint64_t n = 1, failed = 0;
+    // Every file stays open: a file deleted and created again can get the same inode number
+    // (and, within the timestamps' granularity, the same key).
+    std::vector<std::unique_ptr<FreshFile>> files;
+    for (;; ++n) {
+        files.push_back(std::make_unique<FreshFile>(p));
+        FreshFile *fresh = files.back().get();
+        std::vector<float> out = sentinel;
+        char error[256] = {};
+        int32_t status;
+        uint64_t faults;
+        {
+            const ArmedNewFault fault = ArmedNewFault::nth_on_this_thread(n);
+            status = memra_cpu_moe_token_v2(fresh->experts.data(), 4, p.input.data(), out.data(), 1, error, sizeof error);
+            faults = fault.faults();
+        }
+        if (faults == 0) {  // the call made fewer than n allocations: all have been refused once
+            ASSERT_EQ(status, MEMRA_STATUS_OK) << error;
+            EXPECT_TRUE(same_bits(out, expected));
+            break;
+        }
+        if (status != MEMRA_STATUS_OK) {
+            ++failed;
+            ASSERT_EQ(status, MEMRA_STATUS_OUT_OF_MEMORY) << "allocation " << n << ": " << error;
+            EXPECT_NE(std::string(error).find("out of memory"), std::string::npos) << error;
+            EXPECT_TRUE(same_bits(out, sentinel)) << "allocation " << n << ": output written on failure";
+        } else {
+            EXPECT_TRUE(same_bits(out, expected)) << "allocation " << n << " refused, yet status 0";
+        }
+        // The same call again, unarmed: the right bits (from what the refused call left behind).
+        std::vector<float> again(static_cast<size_t>(kEmbd));
+        char error2[256] = {};
+        ASSERT_EQ(memra_cpu_moe_token_v2(fresh->experts.data(), 4, p.input.data(), again.data(), 1, error2, sizeof error2),
+                  MEMRA_STATUS_OK)
+            << "after allocation " << n << " was refused: " << error2;
+        EXPECT_TRUE(same_bits(again, expected)) << "after allocation " << n << " was refused";
+    }
+    std::printf("refused each of the %llu allocations of the call in turn: %llu calls failed with status 4\n",
+                (unsigned long long)(n - 1), (unsigned long long)failed);
+    EXPECT_GT(n, 1u) << "the call allocated nothing: the shim is not in effect";
+}
+
+// The prefetch worker can allocate nothing: every job is skipped (not cached), the worker lives
+// on, and the compute call reads for itself.
+TEST(NewFault, ThePrefetchWorkerSurvivesRefusedAllocations) {
+    const testkit::TokenProblem p = testkit::make_token_problem(format_mix(4, 4), kEmbd, kFf, 701);
+    const std::vector<float> expected = run_token(p, 1);
+    FreshFile fresh(p);
+    std::vector<CpuProjectionV2> projections;
+    for (const CpuProjectionV2 *q : projections_of(fresh.experts)) projections.push_back(*q);
+    const uint64_t queued = prefetch_count("queued"), skipped = prefetch_count("skipped"), failed = prefetch_count("failed");
+    const CacheCounters before = cache_counters();
+    {
+        // A prefetch first, unarmed, so that the worker thread exists before the fault is armed.
+        const ArmedNewFault fault = ArmedNewFault::every_on_other_threads();
+        char error[256] = {};
+        ASSERT_EQ(memra_cpu_expert_prefetch_v2(projections.data(), int32_t(projections.size()), error, sizeof error),
+                  MEMRA_STATUS_OK)
+            << error;
+        ASSERT_TRUE(eventually([&] {
+            return prefetch_count("skipped") - skipped + prefetch_count("failed") - failed ==
+                   prefetch_count("queued") - queued;
+        })) << describe_line();
+        EXPECT_GE(fault.faults(), 1u) << "the worker allocated nothing";
+    }
+    EXPECT_EQ((cache_counters() - before)[3], 0u) << "resident_bytes: nothing was cached";
+    std::vector<float> out(static_cast<size_t>(kEmbd));
+    const CallResult r = call_token(fresh.experts.data(), 4, p.input.data(), out.data(), 2);
+    ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
+    EXPECT_TRUE(same_bits(out, expected));
+}
+
+}  // namespace
+}  // namespace memra::tests
