@@ -43,25 +43,11 @@ inline float f32(const uint8_t *p) {
 inline __m256i load256(const void *p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
 inline __m128i load128(const void *p) { return _mm_loadu_si128(static_cast<const __m128i *>(p)); }
 
-// [lo nibbles of the 16 bytes | hi nibbles of the 16 bytes] as 32 bytes.
-inline __m256i nibbles_lo_hi(__m128i x) {
-    const __m128i m4 = _mm_set1_epi8(0x0F);
-    return _mm256_setr_m128i(_mm_and_si128(x, m4), _mm_and_si128(_mm_srli_epi16(x, 4), m4));
-}
-
-// The int16 multipliers Isa::dot4_scaled takes (every ISA layer, one layout): `lo` for the first
-// 16 elements of a 32-element group (int16 pair sums 0-7 = int lanes 0-3), `hi` for the second 16.
-inline __m256i scale_pair(int lo, int hi) {
-    return _mm256_setr_m128i(_mm_set1_epi16(int16_t(lo)), _mm_set1_epi16(int16_t(hi)));
-}
-
-// The same from signed scale bytes: `bytes` holds 16 int8 scales in both 128-bit halves; lo and
-// hi are byte indices. One shuffle puts the byte in the high half of each int16, the arithmetic
-// shift sign-extends it.
-inline __m256i scales_from_bytes(__m256i bytes, int lo, int hi) {
-    const __m256i sel = _mm256_setr_m128i(_mm_set1_epi16(int16_t((lo << 8) | 0x80)),
-                                          _mm_set1_epi16(int16_t((hi << 8) | 0x80)));
-    return _mm256_srai_epi16(_mm256_shuffle_epi8(bytes, sel), 8);
+// [lo nibbles of the 16 bytes at p | hi nibbles of them] as 32 bytes: the 16 bytes in both halves
+// (a broadcast load), the high half shifted down by 4 (bits from the next byte are masked off).
+inline __m256i nibbles_lo_hi(const uint8_t *p) {
+    const __m256i x = _mm256_broadcastsi128_si256(load128(p));
+    return _mm256_and_si256(_mm256_srlv_epi64(x, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(0x0F));
 }
 
 inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); }
@@ -156,12 +142,42 @@ inline void tile_pairs(const uint8_t *w, size_t row_bytes, int32_t n, const uint
 }
 #endif
 
+// The token path (m = 1): each row's weight block is decoded and dotted at once, in registers
+// (F::dot where the format has one, decoding chunk by chunk; else decode + step on a local
+// Block), never stored; R rows share each prepared activation block.
+template <class F, class = void>
+struct HasDot : std::false_type {};
+template <class F>
+struct HasDot<F, std::void_t<decltype(&F::dot)>> : std::true_type {};
+
+template <class F, int R>
+inline void token_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, float *y) {
+    typename F::Acc acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = F::init();
+    const int32_t nb = n / F::kElems;
+    for (int32_t b = 0; b < nb; ++b) {
+        const typename F::Act x = F::act(xq + size_t(b) * F::kActBytes);
+        for (int r = 0; r < R; ++r) {
+            const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
+            _mm_prefetch(reinterpret_cast<const char *>(p + prefetch_bytes<F>()), _MM_HINT_T0);
+            if constexpr (HasDot<F>::value) {
+                F::dot(acc[r], p, x);
+            } else {
+                typename F::Block blk;
+                F::decode(p, blk);
+                F::template step<false>(acc[r], blk, x);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r) y[r] = F::finish(acc[r]);
+}
+
 template <class F>
 void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
     const uint8_t *x = static_cast<const uint8_t *>(xq);
     int32_t r = 0;
-    for (; r + 4 <= rows; r += 4) tile<F, 4, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, 1, y + r, 1);
-    for (; r < rows; ++r) tile<F, 1, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, 1, y + r, 1);
+    for (; r + 4 <= rows; r += 4) token_tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, y + r);
+    for (; r < rows; ++r) token_tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, y + r);
 }
 
 template <class F>

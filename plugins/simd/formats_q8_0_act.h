@@ -123,7 +123,7 @@ struct Q8_0 : Block32<kQ8_0Offset> {  // fp16 d | int8 qs[32]
 struct Q4_0 : Block32<8> {  // fp16 d | qs[16]: byte j = element j (lo), j + 16 (hi); q - 8
     static constexpr size_t kBytes = 18;
     static inline void decode(const uint8_t *p, Block &b) {
-        b.w = nibbles_lo_hi(load128(p + 2));  // q = w + 8
+        b.w = nibbles_lo_hi(p + 2);  // q = w + 8
         b.d = _mm256_set1_ps(fp16(p));
     }
 };

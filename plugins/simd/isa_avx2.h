@@ -18,8 +18,8 @@ struct Isa {
     static inline __m256i dot4(__m256i acc, __m256i u, __m256i s) {
         return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
     }
-    // acc + sc * dot4(0, u, s) with sc the int16 multipliers of simd/common.h (scale_pair,
-    // scales_from_bytes). The scale multiplies the int16 pair sums (vpmaddwd): the same exact
+    // acc + sc * dot4(0, u, s) with sc the int16 multipliers (chunk_scale of
+    // simd/formats_q8_K_act.h). The scale multiplies the int16 pair sums (vpmaddwd): the same exact
     // integer as multiplying the int32 lanes.
     static inline __m256i dot4_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
         return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc));

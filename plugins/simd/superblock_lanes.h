@@ -1,6 +1,7 @@
-// The int lanes of one 256-element super-block on 256-bit registers, shared by every ISA layer:
-// sum over the 8 chunks c of 32 of dot4_scaled(q[c], a[32c..], sc[c]); the signed form uses
-// |q| (aq) against sign(q) * a. `Isa` supplies dot4_scaled (the only ISA-specific step).
+// The int lanes of 32-element chunks on 256-bit registers, shared by every ISA layer: one chunk
+// (the token path, decoded in registers) or a stored super-block of 8 (the rows path): sum over
+// the chunks c of dot4_scaled(q[c], a[32c..], sc[c]); the signed form uses |q| (aq) against
+// sign(q) * a. `Isa` supplies dot4_scaled (the only ISA-specific step).
 #pragma once
 
 #include <immintrin.h>
@@ -8,6 +9,25 @@
 #include <cstdint>
 
 namespace memra::simd::MEMRA_SIMD_NS {
+
+// One decoded 32-element chunk with its int16 multipliers (Isa::dot4_scaled): unsigned quants q,
+// or signed ones as `sign` (any bytes whose sign is the value's) and magnitudes `mag`.
+struct UChunk {
+    __m256i q, sc;
+};
+struct SChunk {
+    __m256i sign, mag, sc;
+};
+
+// acc + the chunk's scaled int lanes against the 32 activation bytes a.
+template <class Isa>
+inline __m256i chunk_dot(__m256i acc, const UChunk &k, __m256i a) {
+    return Isa::dot4_scaled(acc, k.q, a, k.sc);
+}
+template <class Isa>
+inline __m256i chunk_dot(__m256i acc, const SChunk &k, __m256i a) {
+    return Isa::dot4_scaled(acc, k.mag, _mm256_sign_epi8(a, k.sign), k.sc);
+}
 
 template <class Isa>
 inline __m256i superblock_scaled_lanes(const __m256i q[8], const __m256i sc[8], const int8_t *a) {
