@@ -1,9 +1,10 @@
-// operator new refused (new_shim.h) at every allocation of a file-backed call in turn, and in the
-// prefetch worker: no crash, status 0 or 4 (CONTRACT.md: 4 out of memory), the output untouched
+// operator new refused (new_shim.h) at every allocation of a file-backed call and of a prefetch
+// call in turn, and in the prefetch worker: no crash, status 0 or 4 (CONTRACT.md: 4 out of memory), the output untouched
 // on failure, nothing half-done left in the cache (the next call neither hangs on an entry left
 // Loading nor serves wrong bytes), and the next valid call gives the right bits.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -69,6 +70,41 @@ TEST(NewFault, EveryAllocationOfAFileBackedCallInTurn) {
     std::printf("refused each of the %llu allocations of the call in turn: %llu calls failed with status 4\n",
                 (unsigned long long)(n - 1), (unsigned long long)failed);
     EXPECT_GT(n, 1u) << "the call allocated nothing: the shim is not in effect";
+}
+
+size_t open_fds() {
+    size_t n = 0;
+    for (const auto &entry : std::filesystem::directory_iterator("/proc/self/fd")) n += entry.is_symlink() ? 1 : 0;
+    return n;
+}
+
+// A prefetch call with each of its allocations refused in turn: status 0 (what could not be
+// queued is dropped) or 4, and no duplicated fd left open once the worker is done.
+TEST(NewFault, EveryAllocationOfAPrefetchCallInTurn) {
+    const testkit::TokenProblem p = testkit::make_token_problem(format_mix(8, 4), kEmbd, kFf, 702);
+    std::vector<std::unique_ptr<FreshFile>> files;
+    uint64_t n = 1;
+    for (;; ++n) {
+        files.push_back(std::make_unique<FreshFile>(p));
+        std::vector<CpuProjectionV2> projections;
+        for (const CpuProjectionV2 *q : projections_of(files.back()->experts)) projections.push_back(*q);
+        const size_t fds = open_fds();
+        char error[256] = {};
+        int32_t status;
+        uint64_t faults;
+        {
+            const ArmedNewFault fault = ArmedNewFault::nth_on_this_thread(n);
+            status = memra_cpu_expert_prefetch_v2(projections.data(), int32_t(projections.size()), error, sizeof error);
+            faults = fault.faults();
+        }
+        if (status != MEMRA_STATUS_OK) {
+            EXPECT_EQ(status, MEMRA_STATUS_OUT_OF_MEMORY) << "allocation " << n << ": " << error;
+        }
+        EXPECT_TRUE(eventually([&] { return open_fds() == fds; })) << "allocation " << n << ": a duplicated fd stayed open";
+        if (faults == 0) break;
+    }
+    std::printf("refused each of the %llu allocations of the prefetch call in turn\n", (unsigned long long)(n - 1));
+    EXPECT_GT(n, 1u);
 }
 
 // The prefetch worker can allocate nothing: every job is skipped (not cached), the worker lives
