@@ -66,17 +66,20 @@ inline __m256i move_bits(__m256i x, __m256i mask) {
 }
 
 // Q4_K / Q5_K: the 12-byte packing of eight 6-bit scales and mins (get_scale_min_k4) unpacked
-// as ggml's AVX2 kernels do, into bytes 0-7 = scales, 8-15 = mins.
+// into bytes 0-7 = scales, 8-15 = mins, in vector registers (ggml's AVX2 kernels do the same
+// with 32-bit scalar masks): with S the 12 bytes, for j < 4
+//   scale j = S[j] & 63,                  scale 4+j = (S[8+j] & 15) | (S[j] >> 6) << 4,
+//   min j   = S[4+j] & 63,                min 4+j   = (S[8+j] >> 4) | (S[4+j] >> 6) << 4.
+// A gathers the byte holding each low part, B the byte holding each high part.
 inline __m128i k4_scales_mins(const uint8_t *S) {
-    uint32_t u[4];
-    std::memcpy(u, S, 12);
-    constexpr uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
-    u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
-    const uint32_t uaux = u[1] & kmask1;
-    u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
-    u[2] = uaux;
-    u[0] &= kmask1;
-    return _mm_setr_epi32(int32_t(u[0]), int32_t(u[1]), int32_t(u[2]), int32_t(u[3]));
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(S));  // 12 bytes + 4 of qs
+    const __m128i A = _mm_shuffle_epi8(x, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i B = _mm_shuffle_epi8(x, _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
+    const __m128i lo_mask = _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
+    const __m128i hi_nibble_mask = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+    const __m128i top_mask = _mm_setr_epi8(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48);
+    const __m128i low = _mm_or_si128(_mm_and_si128(A, lo_mask), _mm_and_si128(_mm_srli_epi16(A, 4), hi_nibble_mask));
+    return _mm_or_si128(low, _mm_and_si128(_mm_srli_epi16(B, 2), top_mask));  // bits 6-7 -> 4-5
 }
 
 // A super-block format is written as its per-block fields and one chunk of 32 at a time:
@@ -338,9 +341,11 @@ struct IQ4_XSFields : SignedChunkDot {
         // ls_sb = (nibble sb of scales_l | 2 bits sb of scales_h << 4) - 32, nibbles low first
         uint32_t sl;
         std::memcpy(&sl, p + 4, 4);
-        const uint32_t sh = load_u16(p + 2);
-        uint64_t high = 0;
-        for (int sb = 0; sb < 8; ++sb) high |= uint64_t((sh >> (2 * sb)) & 3) << (8 * sb + 4);
+        // the 2-bit fields of scales_h spread to bits 4-5 of byte sb: 4 | 4, 2 | 2, 1 | 1 fields
+        uint64_t high = load_u16(p + 2);
+        high = (high | high << 24) & 0x000000FF000000FFull;
+        high = (high | high << 12) & 0x000F000F000F000Full;
+        high = ((high | high << 6) & 0x0303030303030303ull) << 4;
         const __m128i v = _mm_cvtsi32_si128(int32_t(sl)), m4 = _mm_set1_epi8(0x0F);
         const __m128i low = _mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
         const __m128i sc8 = _mm_sub_epi8(_mm_or_si128(low, _mm_cvtsi64_si128(int64_t(high))), _mm_set1_epi8(32));
