@@ -34,6 +34,17 @@ inline float fp16(const uint8_t *p) {
     return _cvtsh_ss(h);  // exact widening, the same value as memra::fp16_to_f32
 }
 
+// The fp16 values at p and p + 2 in lanes 0 and 1 (4 bytes read: a format's d | dmin pair, or a
+// d followed by at least 2 more bytes of its block): one 32-bit load and one vcvtph2ps, where
+// fp16() costs an insert and a convert per value.
+inline __m128 fp16x2(const uint8_t *p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm_cvtph_ps(_mm_cvtsi32_si128(v));
+}
+inline float fp16_lead(const uint8_t *p) { return _mm_cvtss_f32(fp16x2(p)); }
+inline float lane1(__m128 v) { return _mm_cvtss_f32(_mm_movehdup_ps(v)); }
+
 inline float f32(const uint8_t *p) {
     float f;
     std::memcpy(&f, p, 4);

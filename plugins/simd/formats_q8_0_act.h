@@ -116,7 +116,7 @@ struct Q8_0 : Block32<kQ8_0Offset> {  // fp16 d | int8 qs[32]
             b.w = w;
             b.aw = _mm256_abs_epi8(w);
         }
-        b.d = _mm256_set1_ps(fp16(p));
+        b.d = _mm256_set1_ps(fp16_lead(p));
     }
 };
 
@@ -124,7 +124,7 @@ struct Q4_0 : Block32<8> {  // fp16 d | qs[16]: byte j = element j (lo), j + 16 
     static constexpr size_t kBytes = 18;
     static inline void decode(const uint8_t *p, Block &b) {
         b.w = nibbles_lo_hi(p + 2);  // q = w + 8
-        b.d = _mm256_set1_ps(fp16(p));
+        b.d = _mm256_set1_ps(fp16_lead(p));
     }
 };
 

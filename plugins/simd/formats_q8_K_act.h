@@ -181,7 +181,8 @@ struct Q4_KFields {
     static inline Acc init() { return {_mm256_setzero_ps(), _mm_setzero_ps()}; }
     static inline Head head(const uint8_t *p) {
         const __m128i v = k4_scales_mins(p + 4);
-        return {scales16_of8(v), _mm_cvtepu8_epi16(_mm_srli_si128(v, 8)), fp16(p), fp16(p + 2)};
+        const __m128 dd = fp16x2(p);
+        return {scales16_of8(v), _mm_cvtepu8_epi16(_mm_srli_si128(v, 8)), _mm_cvtss_f32(dd), lane1(dd)};
     }
     // chunk 2i / 2i + 1: the low / high nibbles of qs[32 i ..]
     template <int C>
@@ -275,8 +276,9 @@ struct Q2_KFields : OneAccumulator {
     };
     static inline Head head(const uint8_t *p) {
         const __m128i s = load128(p), m4 = _mm_set1_epi8(0x0F);
+        const __m128 dd = fp16x2(p + 80);
         return {scales16_of16(_mm_and_si128(s, m4)), _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), m4)),
-                fp16(p + 80), fp16(p + 82)};
+                _mm_cvtss_f32(dd), lane1(dd)};
     }
     // chunk 4 i + g: bits 2g, 2g + 1 of qs[32 i ..]
     template <int C>
@@ -349,7 +351,7 @@ struct IQ4_XSFields : SignedChunkDot {
         const __m128i v = _mm_cvtsi32_si128(int32_t(sl)), m4 = _mm_set1_epi8(0x0F);
         const __m128i low = _mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
         const __m128i sc8 = _mm_sub_epi8(_mm_or_si128(low, _mm_cvtsi64_si128(int64_t(high))), _mm_set1_epi8(32));
-        return {scales16_of8(sc8), fp16(p)};
+        return {scales16_of8(sc8), fp16_lead(p)};
     }
     template <int C>
     static inline SChunk chunk(const uint8_t *p, const Head &h) {
@@ -375,7 +377,7 @@ struct IQ3_SFields : SignedChunkDot {
         std::memcpy(&s4, p + 106, 4);
         const __m128i v = _mm_cvtsi32_si128(int32_t(s4)), m4 = _mm_set1_epi8(0x0F);
         const __m128i nib = _mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
-        return {scales16_of8(_mm_add_epi8(_mm_add_epi8(nib, nib), _mm_set1_epi8(1))), fp16(p)};
+        return {scales16_of8(_mm_add_epi8(_mm_add_epi8(nib, nib), _mm_set1_epi8(1))), fp16_lead(p)};
     }
     // chunk sb: the sign is +1 / -1 bytes
     template <int C>
