@@ -42,6 +42,19 @@ inline ActK act_k(const uint8_t *a) {
     return {a, f32(a), bs, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1))};
 }
 
+// The same plus, for formats storing signed quants as q + K (OChunk), K times the int16 pair
+// sums of each chunk's activations: 8 maddubs per activation block, shared by the tile's rows.
+template <int K>
+struct ActKOffset : ActK {
+    __m256i koff[8];
+};
+template <int K>
+inline ActKOffset<K> act_k_offset(const uint8_t *a) {
+    ActKOffset<K> x{act_k(a), {}};
+    for (int c = 0; c < 8; ++c) x.koff[c] = _mm256_maddubs_epi16(_mm256_set1_epi8(K), load256(q8k::qs(a) + 32 * c));
+    return x;
+}
+
 // The int16 multipliers of chunk c for Isa::dot4_scaled (lanes 0-3 = its first 16 elements,
 // 4-7 = its second 16) are int16 c of each 128-bit half of one per-block vector, so each chunk
 // costs one in-lane shuffle. The vector: 8 scales (one per 32-element chunk) in both halves, or
@@ -106,12 +119,32 @@ struct StoredChunks<SChunk> {
     __m256i lanes(const int8_t *a) const { return Isa::template signed_scaled_lanes8<Wide>(sign, mag, sc, a); }
 };
 
+// On the rows path an offset chunk is stored in the signed form (sign = u - K, mag = |sign|).
+template <int K>
+struct StoredChunks<OChunk<K>> : StoredChunks<SChunk> {
+    void set(int c, const OChunk<K> &k) {
+        sign[c] = _mm256_sub_epi8(k.u, _mm256_set1_epi8(K)), mag[c] = _mm256_abs_epi8(sign[c]), sc[c] = k.sc;
+    }
+};
+
+// The activation block a format reads: its own Act / act where it has them, else ActK.
+template <class F, class = void>
+struct ActOf {
+    using type = ActK;
+    static inline ActK make(const uint8_t *a) { return act_k(a); }
+};
+template <class F>
+struct ActOf<F, std::void_t<typename F::Act>> {
+    using type = typename F::Act;
+    static inline type make(const uint8_t *a) { return F::act(a); }
+};
+
 template <class F>
 struct SuperBlock : F {
     static constexpr int kElems = 256;
     static constexpr size_t kActBytes = q8k::kBytes;
-    using Act = ActK;
-    static inline Act act(const uint8_t *a) { return act_k(a); }
+    using Act = typename ActOf<F>::type;
+    static inline Act act(const uint8_t *a) { return ActOf<F>::make(a); }
     struct Block {
         typename F::Head h;
         StoredChunks<typename F::Chunk> k;
@@ -128,21 +161,33 @@ struct SuperBlock : F {
     static inline void step(typename F::Acc &s, const Block &b, const Act &x) {
         F::combine(s, b.h, b.k.template lanes<Wide>(reinterpret_cast<const int8_t *>(q8k::qs(x.a))), x);
     }
+    // Chunk c against its 32 activations (and, for an offset chunk, their prepared koff).
+    template <int C>
+    static inline __m256i dot_at(__m256i acc, const UChunk &k, const Act &x) {
+        return chunk_dot<Isa>(acc, k, load256(q8k::qs(x.a) + 32 * C));
+    }
+    template <int C>
+    static inline __m256i dot_at(__m256i acc, const SChunk &k, const Act &x) {
+        return chunk_dot<Isa>(acc, k, load256(q8k::qs(x.a) + 32 * C));
+    }
+    template <int C, int K>
+    static inline __m256i dot_at(__m256i acc, const OChunk<K> &k, const Act &x) {
+        return chunk_dot<Isa>(acc, k, load256(q8k::qs(x.a) + 32 * C), x.koff[C]);
+    }
     // Even and odd chunks in two int chains (integer sums: any association is exact), so the
     // dot's latency is half the chain.
     template <int... C>
-    static inline __m256i dot_chunks(const uint8_t *p, const typename F::Head &h, const int8_t *a,
+    static inline __m256i dot_chunks(const uint8_t *p, const typename F::Head &h, const Act &x,
                                      std::integer_sequence<int, C...>) {
         __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
-        ((even = chunk_dot<Isa>(even, F::template chunk<2 * C>(p, h), load256(a + 64 * C)),
-          odd = chunk_dot<Isa>(odd, F::template chunk<2 * C + 1>(p, h), load256(a + 64 * C + 32))),
+        ((even = dot_at<2 * C>(even, F::template chunk<2 * C>(p, h), x),
+          odd = dot_at<2 * C + 1>(odd, F::template chunk<2 * C + 1>(p, h), x)),
          ...);
         return _mm256_add_epi32(even, odd);
     }
     static inline void dot(typename F::Acc &s, const uint8_t *p, const Act &x) {
         const typename F::Head h = F::head(p);
-        const int8_t *a = reinterpret_cast<const int8_t *>(q8k::qs(x.a));
-        F::combine(s, h, dot_chunks(p, h, a, std::make_integer_sequence<int, 4>()), x);
+        F::combine(s, h, dot_chunks(p, h, x, std::make_integer_sequence<int, 4>()), x);
     }
 };
 
@@ -153,15 +198,18 @@ struct OneAccumulator {
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
 };
 
-// Formats decoded to per-chunk signs (SChunk::sign, any bytes whose sign is the value's),
-// magnitudes, chunk scales and one super-block scale d, with no min term: one fma of
-// D = d * D_a per super-block.
-struct SignedChunkDot : OneAccumulator {
-    using Chunk = SChunk;
+// Formats with one super-block scale d and no min term: one fma of D = d * D_a per super-block.
+struct ScaleOnly : OneAccumulator {
     template <class Head>
     static inline void combine(Acc8 &s, const Head &h, __m256i lanes, const ActK &x) {
         s.acc = _mm256_fmadd_ps(_mm256_set1_ps(h.d * x.D), _mm256_cvtepi32_ps(lanes), s.acc);
     }
+};
+
+// ... decoded to per-chunk signs (SChunk::sign, any bytes whose sign is the value's), magnitudes
+// and chunk scales.
+struct SignedChunkDot : ScaleOnly {
+    using Chunk = SChunk;
 };
 
 // Q4_K: fp16 d | fp16 dmin | scales[12] | qs[128]. Mins in a 4-lane accumulator:
@@ -296,9 +344,14 @@ struct Q2_KFields : OneAccumulator {
 using Q2_K = SuperBlock<Q2_KFields>;
 
 // Q3_K: hmask[32] | qs[64] | scales[12] | fp16 d. Signed quants -4..3 (a SET hmask bit means no
-// offset), signed 6-bit scales; no min term.
-struct Q3_KFields : SignedChunkDot {
+// offset), signed 6-bit scales; no min term. Decoded as u = q + 4 (0..7, pairs <= 2*7*127), the
+// 4 removed from the int16 pair sums (OChunk).
+struct Q3_KFields : ScaleOnly {
     static constexpr size_t kBytes = 110;
+    static constexpr int kOffset = 4;
+    using Chunk = OChunk<kOffset>;
+    using Act = ActKOffset<kOffset>;
+    static inline Act act(const uint8_t *a) { return act_k_offset<kOffset>(a); }
     struct Head {
         __m256i scales16;  // scales16_of16
         float d;
@@ -318,14 +371,12 @@ struct Q3_KFields : SignedChunkDot {
         const __m128i sc8 = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(high, 4)), _mm_set1_epi8(32));
         return {scales16_of16(sc8), fp16(p + 108)};
     }
-    // chunk c = 4 i + g: bits 2g, 2g + 1 of qs[32 i ..] | bit c of hmask as bit 2, minus 4
+    // chunk c = 4 i + g: bits 2g, 2g + 1 of qs[32 i ..] | bit c of hmask as bit 2 (= q + 4)
     template <int C>
-    static inline SChunk chunk(const uint8_t *p, const Head &h) {
+    static inline Chunk chunk(const uint8_t *p, const Head &h) {
         const __m256i x = load256(p + 32 + 32 * (C / 4)), hm = load256(p);
         const __m256i low = move_bits<2 * (C % 4), 0>(x, _mm256_set1_epi8(0x03));
-        const __m256i q =
-            _mm256_sub_epi8(_mm256_or_si256(low, move_bits<C, 2>(hm, _mm256_set1_epi8(0x04))), _mm256_set1_epi8(4));
-        return {q, _mm256_abs_epi8(q), chunk_scale(h.scales16, C)};
+        return {_mm256_or_si256(low, move_bits<C, 2>(hm, _mm256_set1_epi8(0x04))), chunk_scale(h.scales16, C)};
     }
 };
 using Q3_K = SuperBlock<Q3_KFields>;

@@ -22,7 +22,11 @@ struct Isa {
     // simd/formats_q8_K_act.h). The scale multiplies the int16 pair sums (vpmaddwd): the same exact
     // integer as multiplying the int32 lanes.
     static inline __m256i dot4_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
-        return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), sc));
+        return dot2_scaled(acc, _mm256_maddubs_epi16(u, s), sc);
+    }
+    // acc + lane k = p[2k] sc[2k] + p[2k+1] sc[2k+1] (int16 pair sums p times the multipliers).
+    static inline __m256i dot2_scaled(__m256i acc, __m256i p, __m256i sc) {
+        return _mm256_add_epi32(acc, _mm256_madd_epi16(p, sc));
     }
     // The int lanes of one 256-element super-block (simd/superblock_lanes.h).
     template <bool Wide = false>

@@ -24,8 +24,9 @@ struct Isa {
     static constexpr bool kExactDot4 = true;
     static inline __m256i dot4(__m256i acc, __m256i u, __m256i s) { return MEMRA_SIMD_DPBUSD(acc, u, s); }
     static inline __m256i dot4_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
-        return MEMRA_SIMD_DPWSSD(acc, _mm256_maddubs_epi16(u, s), sc);
+        return dot2_scaled(acc, _mm256_maddubs_epi16(u, s), sc);
     }
+    static inline __m256i dot2_scaled(__m256i acc, __m256i p, __m256i sc) { return MEMRA_SIMD_DPWSSD(acc, p, sc); }
 
     // The int lanes of one 256-element super-block (simd/superblock_lanes.h).
     static inline __m256i scaled_lanes8_256(const __m256i q[8], const __m256i sc[8], const int8_t *a) {

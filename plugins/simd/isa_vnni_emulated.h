@@ -29,8 +29,9 @@ struct Isa {
     }
     static inline __m256i dot4(__m256i acc, __m256i u, __m256i s) { return dpbusd(acc, u, s); }
     static inline __m256i dot4_scaled(__m256i acc, __m256i u, __m256i s, __m256i sc) {
-        return dpwssd(acc, _mm256_maddubs_epi16(u, s), sc);
+        return dot2_scaled(acc, _mm256_maddubs_epi16(u, s), sc);
     }
+    static inline __m256i dot2_scaled(__m256i acc, __m256i p, __m256i sc) { return dpwssd(acc, p, sc); }
     // The int lanes of one 256-element super-block (simd/superblock_lanes.h).
     template <bool Wide = false>
     static inline __m256i scaled_lanes8(const __m256i q[8], const __m256i sc[8], const int8_t *a) {

@@ -29,6 +29,18 @@ inline __m256i chunk_dot(__m256i acc, const SChunk &k, __m256i a) {
     return Isa::dot4_scaled(acc, k.mag, _mm256_sign_epi8(a, k.sign), k.sc);
 }
 
+// Signed quants q stored as u = q + K (unsigned): the offset comes off the int16 pair sums,
+// koff = K (a[2i] + a[2i+1]) of the same 32 activations, prepared once per activation block
+// for all rows. maddubs(u, a) - koff = maddubs(q, a) exactly (formats keep |u a pairs| in int16).
+template <int K>
+struct OChunk {
+    __m256i u, sc;
+};
+template <class Isa, int K>
+inline __m256i chunk_dot(__m256i acc, const OChunk<K> &k, __m256i a, __m256i koff) {
+    return Isa::dot2_scaled(acc, _mm256_sub_epi16(_mm256_maddubs_epi16(k.u, a), koff), k.sc);
+}
+
 template <class Isa>
 inline __m256i superblock_scaled_lanes(const __m256i q[8], const __m256i sc[8], const int8_t *a) {
     __m256i sumi = _mm256_setzero_si256();
