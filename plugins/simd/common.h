@@ -65,13 +65,32 @@ inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); 
 
 constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
 
-// Software prefetch distance along each weight row (the token path streams weights from DRAM,
-// 4 rows in flight). Measured on a whole 8-expert token call, 2026-12-03: the 32/64-element
-// formats gain 20-50% with 512 bytes ahead over 4 blocks (72 bytes for Q4_0), while the
-// compute-bound super-block formats are best at 4 blocks (1 KiB cost them up to 12%).
+// The rows path's software prefetch distance along each weight row (4 rows in flight). Measured
+// on a whole 8-expert token call when the token path still shared it, 2026-12-03: the
+// 32/64-element formats gain 20-50% with 512 bytes ahead over 4 blocks (72 bytes for Q4_0),
+// while the compute-bound super-block formats are best at 4 blocks (1 KiB cost them up to 12%).
 template <class F>
 constexpr size_t prefetch_bytes() {
     return F::kElems >= 256 ? 4 * F::kBytes : 512;
+}
+
+// The token path's prefetch offset from block b of each of a tile's R rows: `distance` bytes
+// further along that row's stream, where the stream of row slot r is rows r, r + R, r + 2R, ...
+// (the same slot of the following tiles), not the next row, which the tile reads already. The
+// memory order of a gemv is tile by tile, so this keeps every stream running across the tiles.
+// Measured with memra-bench (8-expert token call, 1 thread, avx512, this 2-vCPU VM, two rounds
+// each, 2026-12-03): the super-block formats best at 4 blocks into L2 (T1: q4_K 7.6 -> 8.0
+// GB/s, q6_K 7.8 -> 8.4 over T0; 2 KiB ahead cost 10%), the 32/64-element formats at 4 KiB
+// (q4_0 9.9 -> 10.7, q8_0 13.6 -> 14.4, nvfp4 9.5 -> 10.2 over 512 bytes; T0 and T1 alike).
+template <class F>
+constexpr size_t token_prefetch_distance() {
+    return F::kElems >= 256 ? 4 * F::kBytes : 4096;
+}
+template <class F, int R>
+inline size_t prefetch_ahead(int32_t b, size_t row_bytes) {
+    constexpr size_t distance = token_prefetch_distance<F>();
+    const size_t rows_on = (size_t(b) * F::kBytes + distance) / row_bytes;  // whole rows passed
+    return distance + rows_on * size_t(R - 1) * row_bytes;
 }
 
 // Weight block b of R consecutive rows decoded, each row's stream prefetched ahead.
@@ -168,9 +187,10 @@ inline void token_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint
     const int32_t nb = n / F::kElems;
     for (int32_t b = 0; b < nb; ++b) {
         const typename F::Act x = F::act(xq + size_t(b) * F::kActBytes);
+        const size_t ahead = prefetch_ahead<F, R>(b, row_bytes);
         for (int r = 0; r < R; ++r) {
             const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
-            _mm_prefetch(reinterpret_cast<const char *>(p + prefetch_bytes<F>()), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
             if constexpr (HasDot<F>::value) {
                 F::dot(acc[r], p, x);
             } else {
