@@ -116,10 +116,10 @@ inline void decode_rows(const uint8_t *w, size_t row_bytes, int32_t b, typename 
 // R rows are processed together, sharing each activation block; every weight block is decoded
 // once and then used for all m activations (the rows path). The float operations of each
 // (row, activation) pair are exactly those of a single dot, so gemm == gemv bit for bit.
-template <class F, int R, int MaxM>
+template <class F, int R>
 inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
                  int32_t m, float *y, size_t ldy) {
-    typename F::Acc acc[MaxM][R];
+    typename F::Acc acc[kMaxM][R];
     for (int32_t j = 0; j < m; ++j)
         for (int r = 0; r < R; ++r) acc[j][r] = F::init();
     typename F::Block blk[R];
@@ -128,7 +128,7 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
         decode_rows<F, R>(w, row_bytes, b, blk);
         for (int32_t j = 0; j < m; ++j) {
             const typename F::Act x = F::act(xq + size_t(j) * xq_stride + size_t(b) * F::kActBytes);
-            for (int r = 0; r < R; ++r) F::template step<(MaxM > 1)>(acc[j][r], blk[r], x);
+            for (int r = 0; r < R; ++r) F::template step<true>(acc[j][r], blk[r], x);
         }
     }
     for (int32_t j = 0; j < m; ++j)
@@ -233,8 +233,8 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
 #endif
     int32_t r = 0;
     for (; r + 4 <= rows; r += 4)
-        tile<F, 4, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-    for (; r < rows; ++r) tile<F, 1, kMaxM>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
 }
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
