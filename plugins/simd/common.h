@@ -65,10 +65,11 @@ inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); 
 
 constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
 
-// The rows path's software prefetch distance along each weight row (4 rows in flight). Measured
-// on a whole 8-expert token call when the token path still shared it, 2026-12-03: the
-// 32/64-element formats gain 20-50% with 512 bytes ahead over 4 blocks (72 bytes for Q4_0),
-// while the compute-bound super-block formats are best at 4 blocks (1 KiB cost them up to 12%).
+// The rows path's software prefetch distance along each weight row (one stream per row of a
+// tile: 4 rows, or 8 on the AVX-512 pair path). Measured with 4-row tiles on a whole 8-expert
+// token call when the token path still shared it, 2026-12-03: the 32/64-element formats gain
+// 20-50% with 512 bytes ahead over 4 blocks (72 bytes for Q4_0), while the compute-bound
+// super-block formats are best at 4 blocks (1 KiB cost them up to 12%).
 template <class F>
 constexpr size_t prefetch_bytes() {
     return F::kElems >= 256 ? 4 * F::kBytes : 512;
