@@ -75,25 +75,6 @@ constexpr size_t prefetch_bytes() {
     return F::kElems >= 256 ? 4 * F::kBytes : 512;
 }
 
-// The token path's prefetch offset from block b of each of a tile's R rows: `distance` bytes
-// further along that row's stream, where the stream of row slot r is rows r, r + R, r + 2R, ...
-// (the same slot of the following tiles), not the next row, which the tile reads already. The
-// memory order of a gemv is tile by tile, so this keeps every stream running across the tiles.
-// Measured with memra-bench (8-expert token call, 1 thread, avx512, this 2-vCPU VM, two rounds
-// each, 2026-12-03): the super-block formats best at 4 blocks into L2 (T1: q4_K 7.6 -> 8.0
-// GB/s, q6_K 7.8 -> 8.4 over T0; 2 KiB ahead cost 10%), the 32/64-element formats at 4 KiB
-// (q4_0 9.9 -> 10.7, q8_0 13.6 -> 14.4, nvfp4 9.5 -> 10.2 over 512 bytes; T0 and T1 alike).
-template <class F>
-constexpr size_t token_prefetch_distance() {
-    return F::kElems >= 256 ? 4 * F::kBytes : 4096;
-}
-template <class F, int R>
-inline size_t prefetch_ahead(int32_t b, size_t row_bytes) {
-    constexpr size_t distance = token_prefetch_distance<F>();
-    const size_t rows_on = (size_t(b) * F::kBytes + distance) / row_bytes;  // whole rows passed
-    return distance + rows_on * size_t(R - 1) * row_bytes;
-}
-
 // Weight block b of R consecutive rows decoded, each row's stream prefetched ahead.
 template <class F, int R>
 inline void decode_rows(const uint8_t *w, size_t row_bytes, int32_t b, typename F::Block blk[R]) {
@@ -173,43 +154,109 @@ inline void tile_pairs(const uint8_t *w, size_t row_bytes, int32_t n, const uint
 }
 #endif
 
-// The token path (m = 1): each row's weight block is decoded and dotted at once, in registers
-// (F::dot where the format has one, decoding chunk by chunk; else decode + step on a local
-// Block), never stored; R rows share each prepared activation block.
+// The token path (m = 1). Each thread reads its rows in memory order, a tile of R rows side by
+// side and then the next tile, so its weights arrive as one sequential stream (R = 1) or R
+// streams a row apart. Every row's dot is one fma chain in block order (the canonical order),
+// so a single row runs at one block per fma latency: the 32-element formats, whose blocks are
+// cheap, need R = 4 chains in flight to be compute-fast; the super-block formats have enough
+// work per block in one chain, and from DRAM one stream ran 2-3x faster than 4 on an AMD Zen 5
+// (Q4_K 7.6 -> 18 GB/s at 1 thread; docs/benchmarks.md). The activation blocks (F::Act) are
+// prepared once per window of the row, on the stack, and read back from L1 by every row. Each
+// row's weight block is decoded and dotted at once, in registers (F::dot where the format has
+// one, decoding chunk by chunk; else decode + step on a local Block), never stored.
 template <class F, class = void>
 struct HasDot : std::false_type {};
 template <class F>
 struct HasDot<F, std::void_t<decltype(&F::dot)>> : std::true_type {};
 
+template <class F>
+constexpr int token_rows() {
+    return F::kElems >= 256 ? 1 : 4;
+}
+
+// The software prefetch distance along each stream, into L2: 4 super-blocks, or 4 KiB for the
+// 32/64-element formats (measured on the Intel VM with 4-row tiles: q4_K 7.6 -> 8.0 GB/s over
+// 2 blocks into L1, q4_0 9.9 -> 10.7 over 512 bytes; on the Zen 5 the one-stream super-block
+// formats showed no difference beyond noise between 576 bytes, 1 KiB and 4 KiB).
+template <class F>
+constexpr size_t token_prefetch_distance() {
+    return F::kElems >= 256 ? 4 * F::kBytes : 4096;
+}
+
+// The prefetch offset from block b of each of a tile's R rows: `distance` bytes further along
+// that row's stream, where the stream of row slot r is rows r, r + R, r + 2R, ... (the same slot
+// of the following tiles), not the next row, which the tile reads already.
 template <class F, int R>
-inline void token_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, float *y) {
-    typename F::Acc acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = F::init();
-    const int32_t nb = n / F::kElems;
-    for (int32_t b = 0; b < nb; ++b) {
-        const typename F::Act x = F::act(xq + size_t(b) * F::kActBytes);
+inline size_t prefetch_ahead(int32_t b, size_t row_bytes) {
+    constexpr size_t distance = token_prefetch_distance<F>();
+    const size_t rows_on = (size_t(b) * F::kBytes + distance) / row_bytes;  // whole rows passed
+    return distance + rows_on * size_t(R - 1) * row_bytes;
+}
+
+// Prepared activation blocks kept for one window of a row: at most 16 KiB of stack, so the
+// window stays in L1 with the weights streaming past it (Q8_0's 96-byte blocks: 170 blocks,
+// 5440 values; Q8_K formats: 11776 values or more); a longer row is done window by window.
+constexpr size_t kActWindowBytes = 16 * 1024;
+constexpr int32_t kWindowRowGroup = 16;  // rows sharing a window's preparation when a row spans several
+
+template <class F>
+inline void prepare_window(typename F::Act *x, const uint8_t *xq, int32_t b0, int32_t b1) {
+    for (int32_t b = b0; b < b1; ++b) x[b - b0] = F::act(xq + size_t(b) * F::kActBytes);
+}
+
+// acc[r] + the dot of blocks [b0, b1) of row r (R rows from w) against the prepared window.
+template <class F, int R>
+inline void token_tile(typename F::Acc acc[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
+                       const typename F::Act *x) {
+    for (int32_t b = b0; b < b1; ++b) {
         const size_t ahead = prefetch_ahead<F, R>(b, row_bytes);
         for (int r = 0; r < R; ++r) {
             const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
             _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
             if constexpr (HasDot<F>::value) {
-                F::dot(acc[r], p, x);
+                F::dot(acc[r], p, x[b - b0]);
             } else {
                 typename F::Block blk;
                 F::decode(p, blk);
-                F::template step<false>(acc[r], blk, x);
+                F::template step<false>(acc[r], blk, x[b - b0]);
             }
         }
     }
-    for (int r = 0; r < R; ++r) y[r] = F::finish(acc[r]);
+}
+
+// Rows [r, rows) in tiles of R, then one by one; blocks [b0, b1) against the window.
+template <class F, int R>
+inline void token_rows_window(typename F::Acc *acc, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t b0,
+                              int32_t b1, const typename F::Act *x) {
+    int32_t r = 0;
+    for (; r + R <= rows; r += R) token_tile<F, R>(acc + r, w + size_t(r) * row_bytes, row_bytes, b0, b1, x);
+    for (; r < rows; ++r) token_tile<F, 1>(acc + r, w + size_t(r) * row_bytes, row_bytes, b0, b1, x);
 }
 
 template <class F>
 void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
+    using Act = typename F::Act;
+    using Acc = typename F::Acc;
+    constexpr int R = token_rows<F>();
+    constexpr int32_t kWindow = int32_t(kActWindowBytes / sizeof(Act)) > 0 ? int32_t(kActWindowBytes / sizeof(Act)) : 1;
+    static_assert(kWindowRowGroup % R == 0, "row groups hold whole tiles");
     const uint8_t *x = static_cast<const uint8_t *>(xq);
-    int32_t r = 0;
-    for (; r + 4 <= rows; r += 4) token_tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, y + r);
-    for (; r < rows; ++r) token_tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, y + r);
+    const int32_t nb = n / F::kElems;
+    Act window[kWindow];
+    Acc acc[kWindowRowGroup];
+    const bool one_window = nb <= kWindow;  // the usual case: the window prepared once per call
+    if (one_window) prepare_window<F>(window, x, 0, nb);
+    for (int32_t r0 = 0; r0 < rows; r0 += kWindowRowGroup) {
+        const int32_t group = rows - r0 < kWindowRowGroup ? rows - r0 : kWindowRowGroup;
+        const uint8_t *wg = w + size_t(r0) * row_bytes;
+        for (int32_t r = 0; r < group; ++r) acc[r] = F::init();
+        for (int32_t b0 = 0; b0 < nb; b0 += kWindow) {
+            const int32_t b1 = nb - b0 < kWindow ? nb : b0 + kWindow;
+            if (!one_window) prepare_window<F>(window, x, b0, b1);
+            token_rows_window<F, R>(acc, wg, row_bytes, group, b0, b1, window);
+        }
+        for (int32_t r = 0; r < group; ++r) y[r0 + r] = F::finish(acc[r]);
+    }
 }
 
 template <class F>

@@ -1,6 +1,6 @@
 // Every SIMD build of plugins/simd against the scalar reference, bit for bit: gemv and gemm
 // (memcmp of the results) and dequantize_row, for each format the build has a kernel for, over
-// the shapes in_features in {smallest legal, 2048, 4096}, out_features in {1, 7, 33, 1536, 768},
+// the shapes in_features in {smallest legal, 2048, 4096, 16640 (out <= 33)}, out_features in {1, 7, 33, 1536, 768},
 // gemm m in {1, 2, 5, 64} (64 only for the small out_features), with padded xq_stride and ldy.
 //
 // Builds: the plugin modules avx2, avxvnni, avx512 (dlopened like the core does, and only when
@@ -203,8 +203,14 @@ TEST_P(SimdVsScalar, BitExact) {
 
     std::vector<int32_t> ins = {info.block_elems, 2048, 4096};
     if (info.block_elems == 1) ins.push_back(37);  // F32 / BF16: a tail of 5 after 32
+    // Rows longer than the token path's activation window (simd/common.h kActWindowBytes: 5440
+    // values for Q8_0 activations, 11776 or more for Q8_K ones), with a partial last window,
+    // done in row groups of 16 (33 rows: two whole groups and one row).
+    constexpr int32_t kLongRow = 16640;
+    ins.push_back(kLongRow);
     for (int32_t in : ins)
         for (int32_t out : {1, 7, 33, 1536, 768}) {
+            if (in == kLongRow && out > 33) continue;  // the long rows' cases stay small
             const bool small = out <= 33;
             const Case &c = reference(info.id, in, out, small ? 64 : 5);
             SCOPED_TRACE(build + " " + info.name + " in=" + std::to_string(in) + " out=" + std::to_string(out));
