@@ -1,10 +1,12 @@
 #include "moe.h"
 
 #include <omp.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -158,8 +160,20 @@ ExpertProgress *reset_progress(Workspace &ws) {
     return ws.progress.get();
 }
 
+// The CPUs the calling thread may run on (its affinity mask, which cgroup cpusets and taskset
+// narrow): a team larger than that only time-slices its members on the same cores, and a
+// member that loses its core holds up the down tiles waiting for its h. The engine passes
+// threads=8 by default, also on smaller machines.
+int32_t allowed_cpus() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return std::numeric_limits<int32_t>::max();
+    return std::max(1, CPU_COUNT(&set));
+}
+
+// Results never depend on the team size (threads split rows, never a row's reduction).
 int32_t team_size(int32_t threads, size_t work_items) {
-    return static_cast<int32_t>(std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(threads), work_items)));
+    const size_t team = std::min({static_cast<size_t>(threads), work_items, static_cast<size_t>(allowed_cpus())});
+    return static_cast<int32_t>(std::max<size_t>(1, team));
 }
 
 void wait_until_set(const std::atomic<bool> &flag) {

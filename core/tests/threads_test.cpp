@@ -2,6 +2,10 @@
 // value, between repeated calls, and when several engine threads call at once.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+
 #include <thread>
 
 #include "formats.h"
@@ -86,6 +90,40 @@ TEST(Threads, ConcurrentCallersGetTheSerialResults) {
     }
     for (std::thread &c : callers) c.join();
     for (int t = 0; t < kCallers; ++t) EXPECT_EQ(mismatches[t], 0) << "caller " << t;
+}
+
+// Threads of this process (/proc/self/task entries).
+int process_threads() {
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    int n = 0;
+    while (const dirent *e = readdir(d))
+        if (e->d_name[0] != '.') ++n;
+    closedir(d);
+    return n;
+}
+
+// A caller allowed on one CPU (taskset, a cpuset) asking for 8 threads: the team is sized to
+// the CPUs it may run on, so the call starts no OpenMP workers (libgomp keeps one pool per
+// calling thread, so a fresh caller thread starts with none), and the result is the same bits.
+TEST(Threads, TeamIsCappedByTheCallersAffinity) {
+    const testkit::TokenProblem p = testkit::make_token_problem(mixed_specs(), kEmbd, kFf, 50);
+    const std::vector<float> expected = run_token(p, 1);
+    int before = 0, after = 0;
+    bool pinned = false, same = false;
+    std::thread caller([&] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(sched_getcpu(), &one);
+        pinned = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+        before = process_threads();
+        same = same_bits(expected, run_token(p, 8));
+        after = process_threads();
+    });
+    caller.join();
+    ASSERT_TRUE(pinned);
+    EXPECT_TRUE(same);
+    EXPECT_EQ(after, before) << "a call pinned to one CPU started OpenMP workers";
 }
 
 }  // namespace
