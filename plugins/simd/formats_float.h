@@ -1,9 +1,9 @@
-// F32 and BF16 with F32 / BF16 activations, in the order of scalar/dot_float.cpp: lane k
-// accumulates the elements i with i % 8 == k in ascending i, one fma each; hsum8 at the end. One
-// vfmadd per 8 consecutive elements is exactly that; a tail (n % 8) is done lane by lane. The
-// single accumulator chain per dot is the definition, so parallelism comes from independent
-// dots: gemv runs 8 rows at once, the rows path 4 rows x 2 activations (each weight vector
-// loaded once for both; there is nothing else to decode, BF16 being a shift).
+// F32 and BF16 with F32 / BF16 activations, in the order of scalar/dot_float.cpp: 64 lanes,
+// lane k accumulating the elements i with i % 64 == k in ascending i, one fma each, folded by
+// halves and hsum8 at the end. One vfmadd per W consecutive elements (W = 8 or 16 lanes) into
+// accumulator (i / W) % (64 / W) is exactly that; a tail (n % 64) is done lane by lane. Each row's 8 accumulators are
+// independent chains, so one row at a time keeps the fma units busy; the rows path shares each
+// weight load between activations (nothing else to decode, BF16 being a shift).
 #pragma once
 
 #include <cmath>
@@ -12,17 +12,61 @@
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
+// The accumulator vectors: 8 lanes (8 accumulators per dot) or 16 (4 per dot); accumulator v
+// of width W holds the canonical lanes W v .. W v + W - 1 either way.
+struct Vec256 {
+    static constexpr int kWidth = 8;
+    using type = __m256;
+    static inline type zero() { return _mm256_setzero_ps(); }
+    static inline type fma(type a, type b, type c) { return _mm256_fmadd_ps(a, b, c); }
+    static inline void store(float *p, type v) { _mm256_storeu_ps(p, v); }
+    static inline type load(const float *p) { return _mm256_loadu_ps(p); }
+    static inline type f32(const uint8_t *p) { return _mm256_loadu_ps(reinterpret_cast<const float *>(p)); }
+    static inline type bf16(const uint8_t *p) {
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
+    }
+};
+#ifdef __AVX512F__
+struct Vec512 {
+    static constexpr int kWidth = 16;
+    using type = __m512;
+    static inline type zero() { return _mm512_setzero_ps(); }
+    static inline type fma(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
+    static inline void store(float *p, type v) { _mm512_storeu_ps(p, v); }
+    static inline type load(const float *p) { return _mm512_loadu_ps(p); }
+    static inline type bf16(const uint8_t *p) {
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(load256(p)), 16));
+    }
+};
+#endif
+
+// Each type's vector and its rows-path tile (rows x activations sharing loads), sized to the
+// registers: AVX2 builds have 16, so one dot of 8 accumulators at a time; AVX-512 builds have
+// 32: F32 keeps 256-bit loads (GGUF data is 32-byte aligned; 64-byte loads of it split cache
+// lines: in-cache gemv ran 22 GB/s with them against 41 with 256-bit ones on a Zen 5) with 1 row
+// x 2 activations, BF16 widens 32 bytes into 512 bits with 2 rows x 2 activations.
 struct F32 {
+    using V = Vec256;
     static constexpr size_t kElemBytes = 4;
-    static inline __m256 load8(const uint8_t *p) { return _mm256_loadu_ps(reinterpret_cast<const float *>(p)); }
+    static inline V::type load(const uint8_t *p) { return V::f32(p); }
     static inline float load1(const uint8_t *p) { return f32(p); }
+#ifdef __AVX512F__
+    static constexpr int kRows = 1, kActs = 2;
+#else
+    static constexpr int kRows = 1, kActs = 1;
+#endif
 };
 
 struct BF16 {
+#ifdef __AVX512F__
+    using V = Vec512;
+    static constexpr int kRows = 2, kActs = 2;
+#else
+    using V = Vec256;
+    static constexpr int kRows = 1, kActs = 1;
+#endif
     static constexpr size_t kElemBytes = 2;
-    static inline __m256 load8(const uint8_t *p) {
-        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
-    }
+    static inline V::type load(const uint8_t *p) { return V::bf16(p); }
     static inline float load1(const uint8_t *p) {
         uint16_t h;
         std::memcpy(&h, p, 2);
@@ -33,53 +77,74 @@ struct BF16 {
     }
 };
 
-// R rows x J activations: R*J independent fma chains (one per dot), each weight and each
+constexpr int kCanonicalLanes = 64;
+
+// The 64 lanes of one dot folded by halves (lane k += lane k + 32, + 16, + 8) and hsum8.
+template <class V>
+inline float fold_lanes(const typename V::type *a) {
+    alignas(64) float lanes[kCanonicalLanes];
+    for (int v = 0; v < kCanonicalLanes / V::kWidth; ++v) V::store(lanes + V::kWidth * v, a[v]);
+    __m256 g[8];
+    for (int k = 0; k < 8; ++k) g[k] = _mm256_load_ps(lanes + 8 * k);
+    for (int width = 4; width >= 1; width /= 2)
+        for (int k = 0; k < width; ++k) g[k] = _mm256_add_ps(g[k], g[k + width]);
+    return hsum8(g[0]);
+}
+
+// R rows x J activations: R*J independent dots, each in kAccs accumulators, each weight and
 // activation load shared.
 template <class T, int R, int J>
 inline void float_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x, size_t xq_stride, float *y,
                        size_t ldy) {
-    __m256 acc[J][R];
+    using V = typename T::V;
+    constexpr int kAccs = kCanonicalLanes / V::kWidth;
+    typename V::type acc[J][R][kAccs];
     for (int j = 0; j < J; ++j)
-        for (int r = 0; r < R; ++r) acc[j][r] = _mm256_setzero_ps();
-    const int32_t n8 = n - n % 8;
-    for (int32_t i = 0; i < n8; i += 8) {
-        __m256 xv[J];
-        for (int j = 0; j < J; ++j) xv[j] = T::load8(x + size_t(j) * xq_stride + size_t(i) * T::kElemBytes);
-        for (int r = 0; r < R; ++r) {
-            const __m256 wv = T::load8(w + size_t(r) * row_bytes + size_t(i) * T::kElemBytes);
-            for (int j = 0; j < J; ++j) acc[j][r] = _mm256_fmadd_ps(wv, xv[j], acc[j][r]);
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < kAccs; ++v) acc[j][r][v] = V::zero();
+    const int32_t n64 = n - n % kCanonicalLanes;
+    for (int32_t i = 0; i < n64; i += kCanonicalLanes)
+        for (int v = 0; v < kAccs; ++v) {
+            const size_t at = size_t(i + V::kWidth * v) * T::kElemBytes;
+            typename V::type xv[J];
+            for (int j = 0; j < J; ++j) xv[j] = T::load(x + size_t(j) * xq_stride + at);
+            for (int r = 0; r < R; ++r) {
+                const typename V::type wv = T::load(w + size_t(r) * row_bytes + at);
+                for (int j = 0; j < J; ++j) acc[j][r][v] = V::fma(wv, xv[j], acc[j][r][v]);
+            }
         }
-    }
     for (int j = 0; j < J; ++j)
         for (int r = 0; r < R; ++r) {
-            if (n8 != n) {
-                alignas(32) float lanes[8];
-                _mm256_store_ps(lanes, acc[j][r]);
-                for (int32_t i = n8; i < n; ++i)
-                    lanes[i % 8] = _mm_cvtss_f32(_mm_fmadd_ss(
+            typename V::type *a = acc[j][r];
+            if (n64 != n) {  // the tail lane by lane: element i into lane i % 64
+                alignas(64) float lanes[kCanonicalLanes];
+                for (int v = 0; v < kAccs; ++v) V::store(lanes + V::kWidth * v, a[v]);
+                for (int32_t i = n64; i < n; ++i)
+                    lanes[i % kCanonicalLanes] = _mm_cvtss_f32(_mm_fmadd_ss(
                         _mm_set_ss(T::load1(w + size_t(r) * row_bytes + size_t(i) * T::kElemBytes)),
                         _mm_set_ss(T::load1(x + size_t(j) * xq_stride + size_t(i) * T::kElemBytes)),
-                        _mm_set_ss(lanes[i % 8])));
-                acc[j][r] = _mm256_load_ps(lanes);
+                        _mm_set_ss(lanes[i % kCanonicalLanes])));
+                for (int v = 0; v < kAccs; ++v) a[v] = V::load(lanes + V::kWidth * v);
             }
-            y[size_t(j) * ldy + size_t(r)] = hsum8(acc[j][r]);
+            y[size_t(j) * ldy + size_t(r)] = fold_lanes<V>(a);
         }
 }
 
+// One row at a time: its accumulators are independent fma chains, and the weights arrive as one
+// sequential stream (see the token path in simd/common.h).
 template <class T>
 void float_gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
     const uint8_t *x = static_cast<const uint8_t *>(xq);
-    int32_t r = 0;
-    for (; r + 8 <= rows; r += 8) float_tile<T, 8, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, y + r, 1);
-    for (; r < rows; ++r) float_tile<T, 1, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, y + r, 1);
+    for (int32_t r = 0; r < rows; ++r) float_tile<T, 1, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, y + r, 1);
 }
 
 template <class T, int R>
 inline void float_rows_all_acts(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x, size_t xq_stride,
                                 int32_t m, float *y, size_t ldy) {
+    constexpr int J = T::kActs;
     int32_t j = 0;
-    for (; j + 2 <= m; j += 2)
-        float_tile<T, R, 2>(w, row_bytes, n, x + size_t(j) * xq_stride, xq_stride, y + size_t(j) * ldy, ldy);
+    for (; j + J <= m; j += J)
+        float_tile<T, R, J>(w, row_bytes, n, x + size_t(j) * xq_stride, xq_stride, y + size_t(j) * ldy, ldy);
     for (; j < m; ++j) float_tile<T, R, 1>(w, row_bytes, n, x + size_t(j) * xq_stride, xq_stride, y + size_t(j) * ldy, ldy);
 }
 
@@ -87,9 +152,10 @@ template <class T>
 void float_gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, size_t xq_stride,
                 int32_t m, float *y, size_t ldy) {
     const uint8_t *x = static_cast<const uint8_t *>(xq);
+    constexpr int R = T::kRows;
     int32_t r = 0;
-    for (; r + 4 <= rows; r += 4)
-        float_rows_all_acts<T, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    for (; r + R <= rows; r += R)
+        float_rows_all_acts<T, R>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
     for (; r < rows; ++r) float_rows_all_acts<T, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
 }
 
