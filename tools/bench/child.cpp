@@ -8,11 +8,13 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "library.h"
 #include "library_path.h"
 #include "paths.h"
+#include "peer_path.h"
 #include "weight_store.h"
 
 namespace memra::bench {
@@ -57,8 +59,12 @@ StopRule stop_rule(const BenchOptions &o) {
     return rule;
 }
 
+void send_error(Channel &out, const std::string &format, const std::string &message) {
+    out.send([&](tools::JsonWriter &w) { w.field("type", "error").field("format", format).field("message", message); });
+}
+
 void measure_format(const Library &lib, const BenchOptions &o, const std::string &describe, int32_t qtype,
-                    Channel &out) {
+                    GgmlPeer *peer, Channel &out) {
     const std::string name = format_name(qtype);
     const size_t expert_bytes = WeightStore::expert_bytes(qtype, o.shape);
     const int32_t fit = int32_t(std::min<uint64_t>(uint64_t(o.stored), o.max_stored_bytes / expert_bytes));
@@ -77,6 +83,35 @@ void measure_format(const Library &lib, const BenchOptions &o, const std::string
     if (o.has(Mode::Token) || o.has(Mode::File)) emit(memory = token_path(ctx, store));
     if (o.has(Mode::Rows)) emit(rows_path(ctx, store));
     if (o.has(Mode::File)) emit(file_path(ctx, store, memory));
+    if (peer) {
+        const std::string repacked = peer->prepare(store);
+        std::vector<std::string> problems;
+        emit(peer_paths(ctx, store, *peer, repacked, problems));
+        for (const std::string &p : problems) {
+            std::fprintf(stderr, "memra-bench: %s %s: %s\n", o.child_backend.c_str(), name.c_str(), p.c_str());
+            send_error(out, name, p);
+        }
+    }
+}
+
+// --peer: the peer module, or null after telling the parent why it is not there.
+std::unique_ptr<GgmlPeer> open_peer(const BenchOptions &o, Channel &out) {
+    if (o.peer.empty() || !(o.has(Mode::Token) || o.has(Mode::Rows))) return nullptr;
+    std::unique_ptr<GgmlPeer> peer;
+    std::string reason;
+    try {
+        peer = std::make_unique<GgmlPeer>(o.peer_lib.empty() ? default_peer_module_path() : o.peer_lib);
+        std::fprintf(stderr, "memra-bench: peer %s: %s\n", o.peer.c_str(), peer->describe().c_str());
+    } catch (const std::exception &e) {
+        reason = e.what();
+        std::fprintf(stderr, "memra-bench: peer %s not measured: %s\n", o.peer.c_str(), reason.c_str());
+    }
+    out.send([&](tools::JsonWriter &w) {
+        w.field("type", "peer").field("name", o.peer).field("usable", peer != nullptr)
+            .field("describe", peer ? peer->describe() : "").field("reason", reason)
+            .field("avx2_kernels", peer && peer->avx2_kernels());
+    });
+    return peer;
 }
 
 }  // namespace
@@ -93,14 +128,13 @@ int child_main(const BenchOptions &o) {
                 .field("describe", describe).field("reason", usable ? "" : describe.substr(prefix.size()));
         });
         if (!usable) return 0;
+        const std::unique_ptr<GgmlPeer> peer = open_peer(o, out);
         for (int32_t q : o.formats) {
             try {
-                measure_format(lib, o, describe, q, out);
+                measure_format(lib, o, describe, q, peer.get(), out);
             } catch (const std::exception &e) {
                 std::fprintf(stderr, "memra-bench: %s %s: %s\n", o.child_backend.c_str(), format_name(q).c_str(), e.what());
-                out.send([&](tools::JsonWriter &w) {
-                    w.field("type", "error").field("format", format_name(q)).field("message", e.what());
-                });
+                send_error(out, format_name(q), e.what());
             }
         }
     } catch (const std::exception &e) {
@@ -168,6 +202,12 @@ BackendResult run_backend_child(const std::vector<std::string> &args, const std:
                 result.reason = v.at("reason").string;
             } else if (type == "record") {
                 result.records.push_back(read_record(v.at("record")));
+            } else if (type == "peer") {
+                result.peer = v.at("name").string;
+                result.peer_usable = v.at("usable").boolean;
+                result.peer_describe = v.at("describe").string;
+                result.peer_reason = v.at("reason").string;
+                result.peer_avx2 = v.at("avx2_kernels").boolean;
             } else if (type == "error") {
                 result.errors.push_back(v.at("format").string + ": " + v.at("message").string);
             }

@@ -4,6 +4,7 @@
 //   {"type":"backend","name":..,"usable":..,"describe":..,"reason":..}
 //   {"type":"record","record":{...record.h...}}
 //   {"type":"error","format":..,"message":..}
+//   {"type":"peer","name":..,"usable":..,"describe":..,"reason":..}   (with --peer)
 #pragma once
 
 #include <string>
@@ -21,6 +22,12 @@ struct BackendResult {
     std::string reason;               // why not usable, or why the child failed
     std::vector<Record> records;
     std::vector<std::string> errors;  // "format: message" of measurements that failed
+    // --peer: the peer measured side by side in this child ("" when none was asked for).
+    std::string peer;
+    bool peer_usable = false;
+    std::string peer_describe;
+    std::string peer_reason;          // why not usable
+    bool peer_avx2 = false;           // GgmlPeer::avx2_kernels
 };
 
 // Parent side: runs this program again with args plus the internal options, the environment

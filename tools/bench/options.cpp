@@ -120,6 +120,7 @@ Examples:
   memra-bench --modes file --formats q4_K --backends auto --dir /var/tmp
   memra-bench --shape 2048,768 --experts 8 --stored 128 --json out.json --csv out.csv --plot roofline.svg
   memra-bench --quick --modes all               small sizes, few repetitions (what ctest runs)
+  memra-bench --peer ggml --modes token,rows    memra and ggml-cpu side by side on the same weight bytes
 )";
 
 }  // namespace
@@ -192,7 +193,12 @@ ParseOutcome parse_options(const std::vector<std::string> &args) {
         ("lib", po::value(&o.lib), "library to dlopen (default: $MEMRA_CPU_EXPERT_LIB, else beside this program)")
         ("json", po::value(&o.json_path), "write all results as JSON to FILE")
         ("csv", po::value(&o.csv_path), "write all results as CSV to FILE")
-        ("plot", po::value(&o.svg_path), "write the roofline (bandwidth ceiling vs achieved GB/s) as SVG to FILE");
+        ("plot", po::value(&o.svg_path), "write the roofline (bandwidth ceiling vs achieved GB/s) as SVG to FILE")
+        ("peer", po::value(&o.peer), "ggml: also run ggml-cpu on the same weight bytes, reps alternating (token: "
+                                     "--experts experts; rows: 32 rows on one expert); outputs compared. Backends "
+                                     "default to auto; the bandwidth is always measured. Needs "
+                                     "tools/bench/peer/fetch-ggml-peer before configuring")
+        ("peer-lib", po::value(&o.peer_lib), "the peer module to load (default ../lib/memra-bench-ggml-peer.so from this program)");
     po::options_description hidden;
     hidden.add_options()
         ("internal-child-fd", po::value(&o.child_fd))
@@ -226,6 +232,11 @@ ParseOutcome parse_options(const std::vector<std::string> &args) {
             if (!vm.count("min-reps")) o.min_reps = 3;
             if (!vm.count("max-seconds")) o.max_seconds = 0.2;
         }
+        if (!o.peer.empty() && lower(o.peer) != "ggml")
+            throw std::invalid_argument("unknown peer '" + o.peer + "' (ggml)");
+        o.peer = lower(o.peer);
+        // The peer runs in each measured backend's child: by default only the best one.
+        if (!o.peer.empty() && !vm.count("backends")) backends = "auto";
         o.modes = parse_modes(modes);
         o.formats = parse_formats(formats);
         o.backends = parse_backends(backends);
@@ -235,6 +246,8 @@ ParseOutcome parse_options(const std::vector<std::string> &args) {
         o.max_stored_bytes = parse_bytes(max_stored);
         o.bandwidth_bytes = parse_bytes(bandwidth_bytes);
         o.pread_bytes = parse_bytes(pread_bytes);
+        // The peer's GB/s are reported as fractions of the read bandwidth of the same run.
+        if (!o.peer.empty()) o.modes.push_back(Mode::Bandwidth);
         dedupe(o.modes);
         dedupe(o.formats);
         dedupe(o.backends);

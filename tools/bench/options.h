@@ -35,6 +35,8 @@ struct BenchOptions {
     std::string dir;                     // where test files are written
     std::string lib;                     // library to dlopen ("" = beside the tool)
     std::string json_path, csv_path, svg_path;
+    std::string peer;                    // "ggml": also measure ggml-cpu side by side ("" = none)
+    std::string peer_lib;                // the peer module to dlopen ("" = default_peer_module_path())
     // Internal: this process is the child measuring one backend, results go to this fd.
     int child_fd = -1;
     std::string child_backend;

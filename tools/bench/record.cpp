@@ -1,5 +1,7 @@
 #include "record.h"
 
+#include <cmath>
+
 namespace memra::bench {
 namespace {
 
@@ -21,6 +23,9 @@ void write_stats(tools::JsonWriter &out, const std::string &key, double median, 
                  double p90) {
     out.key(key).begin_object().field("median", median).field("p10", p10).field("p90", p90).end_object();
 }
+
+// JSON has no inf or NaN.
+double finite(double v) { return std::isfinite(v) ? v : Record::kNonFinite; }
 
 }  // namespace
 
@@ -49,6 +54,11 @@ void write_record(tools::JsonWriter &out, const Record &r) {
         out.field("bandwidth_gbps", r.bandwidth_gbps).field("ratio_to_bandwidth", r.ratio_to_bandwidth());
     if (r.relative >= 0) out.field("relative_to", r.relative_to).field("relative", r.relative);
     if (r.exposed_wait_s >= 0) out.field("exposed_wait_s", r.exposed_wait_s);
+    if (!(r.output_rel_error < 0))
+        out.field("output_rel_error", finite(r.output_rel_error)).field("output_identical", r.output_identical);
+    if (!(r.exact_silu_rel_error < 0))
+        out.field("exact_silu_rel_error", finite(r.exact_silu_rel_error))
+            .field("exact_silu_identical", r.exact_silu_identical);
     out.end_object();
 }
 
@@ -78,6 +88,14 @@ Record read_record(const json::Value &v) {
         r.relative = number(v, "relative");
     }
     if (v.has("exposed_wait_s")) r.exposed_wait_s = number(v, "exposed_wait_s");
+    if (v.has("output_rel_error")) {
+        r.output_rel_error = number(v, "output_rel_error");
+        r.output_identical = typed(v, "output_identical", json::Value::Type::Bool).boolean;
+    }
+    if (v.has("exact_silu_rel_error")) {
+        r.exact_silu_rel_error = number(v, "exact_silu_rel_error");
+        r.exact_silu_identical = typed(v, "exact_silu_identical", json::Value::Type::Bool).boolean;
+    }
     return r;
 }
 

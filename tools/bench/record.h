@@ -14,9 +14,9 @@
 namespace memra::bench {
 
 struct Record {
-    std::string mode;       // bandwidth | token | rows | file
+    std::string mode;       // bandwidth | token | rows | file | peer_token | peer_rows
     std::string variant;    // bandwidth: read, read_4k, pread, read_end; token: memory; rows: token, rows;
-                            // file: pread, cold, prefetched, warm
+                            // file: pread, cold, prefetched, warm; peer_*: memra, ggml, ggml_repack
     std::string backend;    // "" for bandwidth records
     std::string served_by;  // the plugin whose kernel ran this format ("" if unknown)
     std::string format;     // "" for bandwidth records
@@ -29,9 +29,19 @@ struct Record {
     std::string note;       // free text: the read loop, cache hits, reused regions...
     // Filled where the comparison exists (ratio < 0: absent).
     double bandwidth_gbps = -1;  // the measured read bandwidth at this thread count
-    std::string relative_to;     // rows: "token"; file cold: "pread", warm: "memory", prefetched: "cold"
-    double relative = -1;        // rows: time ratio; cold/warm: GB/s ratio; prefetched: exposed-wait ratio
+    std::string relative_to;     // rows: "token"; file cold: "pread", warm: "memory", prefetched: "cold";
+                                 // peer memra: the faster ggml variant; peer ggml*: "memra"
+    double relative = -1;        // rows: time ratio; cold/warm: GB/s ratio; prefetched: exposed-wait ratio;
+                                 // peer: GB/s ratio (memra / best ggml; ggml* / memra)
     double exposed_wait_s = -1;  // file cold/prefetched: median time beyond the warm call's
+    // peer ggml*: relative L2 error of this output against memra's on the same call (-1: absent;
+    // non-finite is written as kNonFinite) and whether every value was equal; peer ggml: the same
+    // for its graph with the contract's silu in place of ggml's swiglu (MEMRA_GGML_PEER_EXACT_SILU).
+    double output_rel_error = -1;
+    bool output_identical = false;
+    double exact_silu_rel_error = -1;
+    bool exact_silu_identical = false;
+    static constexpr double kNonFinite = 1e300;
 
     double gbps() const { return seconds.median > 0 ? double(bytes) / seconds.median / 1e9 : 0; }
     // GB/s at the slow (p90 time) and fast (p10 time) ends of the samples.

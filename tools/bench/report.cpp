@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "json_writer.h"
+#include "peer_compare.h"
 
 namespace memra::bench {
 namespace {
@@ -142,6 +143,52 @@ void print_file(std::ostream &out, const Report &rep) {
     out << "  targets: cold >= 80% of pread, warm within 5% of the memory path\n\n";
 }
 
+std::string error_text(const Record *r, bool exact_silu = false) {
+    if (!r || (exact_silu ? r->exact_silu_rel_error : r->output_rel_error) < 0) return "-";
+    if (exact_silu ? r->exact_silu_identical : r->output_identical) return "=";
+    return fmt("%.1e", exact_silu ? r->exact_silu_rel_error : r->output_rel_error);
+}
+
+void print_peer(std::ostream &out, const Report &rep) {
+    out << "peer: memra and " << rep.options.peer << "-cpu on the same weight bytes, reps alternating; token: "
+        << rep.options.experts << " experts per call, rows: " << kPeerRows
+        << " rows on one expert; GB/s of weight bytes and % of the read ceiling; memra/ggml: GB/s ratio to the "
+           "faster ggml; err: relative L2 error of the output against memra's (=: bit-identical); exact silu: "
+           "ggml's graph with the contract's silu in place of its swiglu\n";
+    for (const BackendResult &b : rep.backends)
+        if (!b.peer.empty())
+            out << "  " << b.peer << " in backend " << b.name << ": "
+                << (b.peer_usable ? b.peer_describe : "not measured: " + b.peer_reason) << '\n';
+    bool any = false;
+    for (const BackendResult &b : rep.backends)
+        for (const Record &r : b.records) any = any || r.mode == "peer_token" || r.mode == "peer_rows";
+    if (!any) {
+        out << '\n';
+        return;
+    }
+    char line[320];
+    std::snprintf(line, sizeof line, "  %-5s %-7s %-8s %3s %8s %5s %8s %5s %8s %5s %10s %8s %10s %8s\n", "step",
+                  "format", "backend", "thr", "memra", "%bw", "ggml", "%bw", "ggml-rp", "%bw", "memra/ggml",
+                  "ggml err", "exact silu", "rp err");
+    out << line;
+    for (const char *mode : {"peer_token", "peer_rows"})
+        for (const BackendResult &b : rep.backends)
+            for (const Record &m : b.records) {
+                if (m.mode != mode || m.variant != "memra") continue;
+                const Record *g = find(b.records, mode, "ggml", m.format, m.threads);
+                const Record *rp = find(b.records, mode, "ggml_repack", m.format, m.threads);
+                auto gbps = [](const Record *r) { return r ? fmt("%.2f", r->gbps()) : std::string("-"); };
+                auto bw = [](const Record *r) { return r ? percent(r->ratio_to_bandwidth()) : std::string("-"); };
+                std::snprintf(line, sizeof line, "  %-5s %-7s %-8s %3d %8s %5s %8s %5s %8s %5s %10s %8s %10s %8s\n",
+                              m.mode.c_str() + 5, m.format.c_str(), b.name.c_str(), m.threads, gbps(&m).c_str(),
+                              bw(&m).c_str(), gbps(g).c_str(), bw(g).c_str(), gbps(rp).c_str(), bw(rp).c_str(),
+                              m.relative >= 0 ? fmt("%.2fx", m.relative).c_str() : "-", error_text(g).c_str(),
+                              error_text(g, true).c_str(), error_text(rp).c_str());
+                out << line;
+            }
+    out << '\n';
+}
+
 }  // namespace
 
 Machine describe_machine() {
@@ -200,6 +247,7 @@ void print_tables(std::ostream &out, const Report &rep) {
     if (o.has(Mode::Token)) print_token(out, rep);
     if (o.has(Mode::Rows)) print_rows(out, rep);
     if (o.has(Mode::File)) print_file(out, rep);
+    if (!o.peer.empty()) print_peer(out, rep);
 }
 
 void write_json(std::ostream &out, const Report &rep) {
@@ -227,7 +275,7 @@ void write_json(std::ostream &out, const Report &rep) {
     w.field("n_embd", int64_t(o.shape.n_embd)).field("n_ff", int64_t(o.shape.n_ff))
         .field("experts", int64_t(o.experts)).field("stored", int64_t(o.stored))
         .field("hugepages", o.hugepages).field("quick", o.quick)
-        .field("min_reps", int64_t(o.min_reps)).field("max_seconds", o.max_seconds);
+        .field("min_reps", int64_t(o.min_reps)).field("max_seconds", o.max_seconds).field("peer", o.peer);
     w.end_object();
     w.key("backends").begin_array();
     for (const BackendResult &b : rep.backends) {
@@ -235,7 +283,12 @@ void write_json(std::ostream &out, const Report &rep) {
             .field("reason", b.reason);
         w.key("errors").begin_array();
         for (const std::string &e : b.errors) w.value(e);
-        w.end_array().end_object();
+        w.end_array();
+        if (!b.peer.empty())
+            w.key("peer").begin_object().field("name", b.peer).field("usable", b.peer_usable)
+                .field("describe", b.peer_describe).field("reason", b.peer_reason)
+                .field("avx2_kernels", b.peer_avx2).end_object();
+        w.end_object();
     }
     w.end_array();
     w.key("results").begin_array();
@@ -247,7 +300,7 @@ void write_json(std::ostream &out, const Report &rep) {
 std::string csv_header() {
     return "mode,variant,backend,served_by,format,threads,experts,rows,stored,bytes,median_s,p10_s,p90_s,mad_s,"
            "gbps,gbps_p10,gbps_p90,reps,settled,bandwidth_gbps,ratio_to_bandwidth,relative_to,relative,"
-           "exposed_wait_s,note";
+           "exposed_wait_s,note,output_rel_error,output_identical,exact_silu_rel_error,exact_silu_identical";
 }
 
 void write_csv(std::ostream &out, const Report &rep) {
@@ -264,7 +317,10 @@ void write_csv(std::ostream &out, const Report &rep) {
             << ',' << fmt("%.6g", r->gbps_low()) << ',' << fmt("%.6g", r->gbps_high()) << ',' << r->seconds.reps
             << ',' << (r->seconds.settled ? "true" : "false") << ',' << optional(r->bandwidth_gbps) << ','
             << optional(r->ratio_to_bandwidth()) << ',' << r->relative_to << ',' << optional(r->relative) << ','
-            << optional(r->exposed_wait_s) << ",\"" << note << "\"\n";
+            << optional(r->exposed_wait_s) << ",\"" << note << "\"," << optional(r->output_rel_error) << ','
+            << (r->output_rel_error >= 0 ? (r->output_identical ? "true" : "false") : "") << ','
+            << optional(r->exact_silu_rel_error) << ','
+            << (r->exact_silu_rel_error >= 0 ? (r->exact_silu_identical ? "true" : "false") : "") << '\n';
     }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <vector>
 
 namespace memra::bench {
 
@@ -30,36 +31,46 @@ Summary summarize(const std::vector<double> &samples) {
 }
 
 Summary sample_until_stable(const StopRule &rule, const std::function<double()> &one_sample) {
+    return sample_alternating(rule, {one_sample}, nullptr).front();
+}
+
+std::vector<Summary> sample_alternating(const StopRule &rule, const std::vector<std::function<double()>> &contenders,
+                                        const std::function<void(size_t)> &between) {
     using Clock = std::chrono::steady_clock;
-    // The median is compared with the one `window` samples earlier: a settled median moves little
-    // when a few more samples arrive, an unsettled one still drifts (warming caches, a neighbour's
-    // build finishing).
+    // Each median is compared with the one `window` samples earlier: a settled median moves little
+    // when a few more samples arrive, an unsettled one still drifts (warming caches, a
+    // neighbour's build finishing).
     constexpr size_t window = 5;
+    const size_t n = contenders.size();
+    const double cap = rule.max_seconds * double(std::max<size_t>(1, n));
     const Clock::time_point start = Clock::now();
-    std::vector<double> samples;
-    std::vector<double> medians;  // medians[i]: median of the first i + 1 samples
+    std::vector<std::vector<double>> samples(n), medians(n);
     bool settled = false;
     for (;;) {
-        samples.push_back(one_sample());
-        medians.push_back(quantile(samples, 0.5));
-        const int n = int(samples.size());
-        if (n >= rule.max_reps) break;
-        const bool out_of_time =
-            std::chrono::duration<double>(Clock::now() - start).count() >= rule.max_seconds;
-        // A very slow call (the scalar backend on a big shape) stops at min_slow_reps.
-        if (n < rule.min_reps && !(out_of_time && n >= rule.min_slow_reps)) continue;
-        if (medians.size() > window) {
-            const double now = medians.back(), before = medians[medians.size() - 1 - window];
-            if (now > 0 && std::fabs(now - before) <= rule.settle * now) {
-                settled = true;
-                break;
-            }
+        for (size_t i = 0; i < n; ++i) {
+            samples[i].push_back(contenders[i]());
+            medians[i].push_back(quantile(samples[i], 0.5));
+            if (between) between(i);
+        }
+        const int rounds = n ? int(samples[0].size()) : rule.max_reps;
+        if (rounds >= rule.max_reps) break;
+        const bool out_of_time = std::chrono::duration<double>(Clock::now() - start).count() >= cap;
+        if (rounds < rule.min_reps && !(out_of_time && rounds >= rule.min_slow_reps)) continue;
+        if (size_t(rounds) > window) {
+            settled = std::all_of(medians.begin(), medians.end(), [&](const std::vector<double> &m) {
+                const double now = m.back(), before = m[m.size() - 1 - window];
+                return now > 0 && std::fabs(now - before) <= rule.settle * now;
+            });
+            if (settled) break;
         }
         if (out_of_time) break;
     }
-    Summary s = summarize(samples);
-    s.settled = settled;
-    return s;
+    std::vector<Summary> out;
+    for (const std::vector<double> &s : samples) {
+        out.push_back(summarize(s));
+        out.back().settled = settled;
+    }
+    return out;
 }
 
 }  // namespace memra::bench

@@ -4,6 +4,7 @@
 // drag. The machine these run on is shared, so single samples are noisy by nature.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -30,7 +31,18 @@ double quantile(std::vector<double> samples, double q);
 // Summary of samples; settled is left false.
 Summary summarize(const std::vector<double> &samples);
 
-// Calls one_sample (it returns one measurement, e.g. seconds for one call) under rule.
+// Calls one_sample (it returns one measurement, e.g. seconds for one call) under rule: at least
+// rule.min_reps samples, then until the median moved less than rule.settle (relatively) over the
+// last 5 samples, or rule.max_seconds ran out (then at least rule.min_slow_reps), or
+// rule.max_reps samples. sample_alternating with one contender.
 Summary sample_until_stable(const StopRule &rule, const std::function<double()> &one_sample);
+
+// Several contenders timed rep by rep (memra-bench --peer): round r runs contender 0, then 1, ...,
+// each followed by between(i) (untimed, e.g. letting its threads go idle; may be empty). The rule
+// counts rounds, stops once every contender's median settled, and allows rule.max_seconds times
+// the number of contenders. One Summary per contender, in order; settled is the same for all.
+std::vector<Summary> sample_alternating(const StopRule &rule, const std::vector<std::function<double()>> &contenders,
+                                        const std::function<void(size_t)> &between);
+
 
 }  // namespace memra::bench

@@ -52,19 +52,33 @@ void add_unique(std::vector<T> &v, const T &x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
+// The series a token-path bar belongs to: the plugin for memra's token records; "ggml-cpu" and
+// "ggml-cpu repacked" for the peer's (--peer ggml; those of the first backend child that ran it).
+std::string series_of(const Record &r) {
+    if (r.mode == "token") return r.backend;
+    return r.variant == "ggml_repack" ? "ggml-cpu repacked" : "ggml-cpu";
+}
+
 }  // namespace
 
 std::string roofline_svg(const Report &rep) {
     std::vector<std::string> formats, backends;
     std::vector<int32_t> threads;
     std::vector<const Record *> token;
+    std::string peer_backend;
     for (const BackendResult &b : rep.backends)
-        for (const Record &r : b.records)
-            if (r.mode == "token") {
+        for (const Record &r : b.records) {
+            const bool peer = r.mode == "peer_token" && r.variant != "memra";
+            if (peer && peer_backend.empty()) peer_backend = b.name;
+            if (r.mode == "token" || (peer && b.name == peer_backend)) {
                 token.push_back(&r);
-                add_unique(backends, r.backend);
                 add_unique(threads, r.threads);
             }
+        }
+    // memra's plugins first, the peer's series after them.
+    for (int pass = 0; pass < 2; ++pass)
+        for (const Record *r : token)
+            if ((r->mode == "token") == (pass == 0)) add_unique(backends, series_of(*r));
     for (int32_t q : rep.options.formats)
         for (const Record *r : token)
             if (r->format == format_name(q)) add_unique(formats, r->format);
@@ -126,18 +140,18 @@ std::string roofline_svg(const Report &rep) {
             const char *colour = kColours[b % (sizeof kColours / sizeof *kColours)];
             const double x = gx + bar_w * double(b);
             for (const Record *r : token) {
-                if (r->format != formats[f] || r->backend != backends[b]) continue;
+                if (r->format != formats[f] || series_of(*r) != backends[b]) continue;
                 const double y = y_of(r->gbps());
                 if (r->threads == bar_threads) {
                     s << "<rect x=\"" << num(x + 1) << "\" y=\"" << num(y) << "\" width=\"" << num(bar_w - 2)
                       << "\" height=\"" << num(upper + plot_h - y) << "\" fill=\"" << colour << "\"><title>"
-                      << escape(r->format + " " + r->backend + " " + std::to_string(r->threads) + "t: " +
+                      << escape(r->format + " " + backends[b] + " " + std::to_string(r->threads) + "t: " +
                                 num(r->gbps()) + " GB/s")
                       << "</title></rect>\n";
                 } else {
                     s << "<circle cx=\"" << num(x + bar_w / 2) << "\" cy=\"" << num(y) << "\" r=\"3.5\" fill=\"white\" "
                       << "stroke=\"black\" stroke-width=\"1.2\"><title>"
-                      << escape(r->format + " " + r->backend + " " + std::to_string(r->threads) + "t: " +
+                      << escape(r->format + " " + backends[b] + " " + std::to_string(r->threads) + "t: " +
                                 num(r->gbps()) + " GB/s")
                       << "</title></circle>\n";
                 }
@@ -159,7 +173,8 @@ std::string roofline_svg(const Report &rep) {
 
     // Legend, at the foot of the right margin (the ceiling labels sit near the top).
     double ly = upper + plot_h - 18.0 * double(backends.size() + 1);
-    s << "<text x=\"" << num(left + plot_w + 6) << "\" y=\"" << num(ly) << "\" font-weight=\"bold\">plugin</text>\n";
+    s << "<text x=\"" << num(left + plot_w + 6) << "\" y=\"" << num(ly) << "\" font-weight=\"bold\">"
+      << (peer_backend.empty() ? "plugin" : "plugin / peer") << "</text>\n";
     for (size_t b = 0; b < backends.size(); ++b) {
         ly += 18;
         s << "<rect x=\"" << num(left + plot_w + 6) << "\" y=\"" << num(ly - 10) << "\" width=\"12\" height=\"12\" fill=\""

@@ -9,9 +9,21 @@
 namespace memra::bench {
 namespace {
 
-CpuProjectionV2 shifted(CpuProjectionV2 p, ptrdiff_t by) {
-    p.weights += by;
+constexpr size_t kTensorAlign = 64;
+
+size_t aligned(size_t n) { return (n + kTensorAlign - 1) / kTensorAlign * kTensorAlign; }
+
+CpuProjectionV2 shifted(CpuProjectionV2 p, int32_t expert) {
+    p.weights += size_t(expert) * p.byte_len;
     return p;
+}
+
+// dst = src's rows rotated up by `shift`: row r of dst is row (r + shift) % rows of src.
+void rotated_copy(uint8_t *dst, const CpuProjectionV2 &src, size_t shift) {
+    const size_t rows = size_t(src.out_features), row_bytes = size_t(src.row_bytes);
+    shift %= rows;
+    std::memcpy(dst, src.weights + shift * row_bytes, (rows - shift) * row_bytes);
+    std::memcpy(dst + (rows - shift) * row_bytes, src.weights, shift * row_bytes);
 }
 
 CpuProjectionV2 in_file(CpuProjectionV2 p, const uint8_t *base, int fd) {
@@ -29,30 +41,30 @@ size_t WeightStore::expert_bytes(int32_t qtype, const Shape &shape) {
 }
 
 WeightStore::WeightStore(int32_t qtype, const Shape &shape, int32_t count, bool hugepages, uint64_t seed)
-    : count_(count), expert_bytes_(expert_bytes(qtype, shape)) {
-    buffer_ = std::make_unique<PageBuffer>(size_t(count) * expert_bytes_, hugepages);
+    : qtype_(qtype), shape_(shape), count_(count), expert_bytes_(expert_bytes(qtype, shape)) {
     std::mt19937_64 rng(seed);
     testkit::ExpertSet one(shape.n_embd, shape.n_ff);
     const CpuExpertV2 &e = one.add(testkit::uniform_spec(qtype), rng);
-    uint8_t *slot0 = buffer_->data();
-    size_t at = 0;
-    for (const CpuProjectionV2 *p : {&e.gate, &e.up, &e.down}) {
-        std::memcpy(slot0 + at, p->weights, p->byte_len);
-        at += p->byte_len;
-    }
-    for (int32_t i = 1; i < count; ++i) std::memcpy(slot0 + size_t(i) * expert_bytes_, slot0, expert_bytes_);
+    const size_t n = size_t(count);
+    const size_t up_at = aligned(n * e.gate.byte_len), down_at = up_at + aligned(n * e.up.byte_len);
+    size_ = down_at + n * e.down.byte_len;
+    buffer_ = std::make_unique<PageBuffer>(size_, hugepages);
+    uint8_t *base = buffer_->data();
     layout_ = e;
-    layout_.gate.weights = slot0;
-    layout_.up.weights = slot0 + e.gate.byte_len;
-    layout_.down.weights = slot0 + e.gate.byte_len + e.up.byte_len;
+    layout_.gate.weights = base;
+    layout_.up.weights = base + up_at;
+    layout_.down.weights = base + down_at;
+    const CpuProjectionV2 *one_expert[3] = {&e.gate, &e.up, &e.down};
+    uint8_t *tensors[3] = {base, base + up_at, base + down_at};
+    for (size_t p = 0; p < 3; ++p)
+        for (size_t i = 0; i < n; ++i) rotated_copy(tensors[p] + i * one_expert[p]->byte_len, *one_expert[p], i * (p + 1));
 }
 
 CpuExpertV2 WeightStore::memory_expert(int32_t i, float route_weight) const {
-    const ptrdiff_t by = ptrdiff_t(size_t(i) * expert_bytes_);
     CpuExpertV2 e = layout_;
-    e.gate = shifted(e.gate, by);
-    e.up = shifted(e.up, by);
-    e.down = shifted(e.down, by);
+    e.gate = shifted(e.gate, i);
+    e.up = shifted(e.up, i);
+    e.down = shifted(e.down, i);
     e.route_weight = route_weight;
     return e;
 }

@@ -4,13 +4,19 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
+#include <thread>
 
 #include "json_reader.h"
 #include "library.h"
 #include "options.h"
 #include "output_check.h"
+#include "peer_compare.h"
+#include "peer_module.h"
 #include "record.h"
 #include "report.h"
 #include "sampler.h"
@@ -119,10 +125,17 @@ TEST(Sampler, QuantilesInterpolateBetweenSortedSamples) {
     EXPECT_DOUBLE_EQ(s.mad, 2.5);  // deviations 0.5,0.5,1.5,1.5,...,4.5,4.5: median 2.5
 }
 
-TEST(Sampler, StopsOnceTheMedianSettles) {
+// A rule whose time cap never ends a test's sampling.
+StopRule untimed_rule(int min_reps, int max_reps = 200) {
     StopRule rule;
-    rule.min_reps = 4;
+    rule.min_reps = min_reps;
+    rule.max_reps = max_reps;
     rule.max_seconds = 1e9;
+    return rule;
+}
+
+TEST(Sampler, StopsOnceTheMedianSettles) {
+    const StopRule rule = untimed_rule(4);
     const Summary s = sample_until_stable(rule, [] { return 2.0; });
     EXPECT_TRUE(s.settled);
     EXPECT_EQ(s.reps, 6);  // the first median with one `window` (5) samples before it to compare
@@ -130,10 +143,7 @@ TEST(Sampler, StopsOnceTheMedianSettles) {
 }
 
 TEST(Sampler, ADriftingMedianRunsToTheCap) {
-    StopRule rule;
-    rule.min_reps = 2;
-    rule.max_reps = 30;
-    rule.max_seconds = 1e9;
+    const StopRule rule = untimed_rule(2, 30);
     double next = 1;
     const Summary s = sample_until_stable(rule, [&] { return next *= 1.5; });
     EXPECT_FALSE(s.settled);
@@ -292,18 +302,29 @@ TEST(OutputChecker, FindsWhatIsWrong) {
     EXPECT_NE(check_svg("<html/>"), "");
 }
 
-TEST(WeightStore, ExpertsAreConsecutiveCopiesAndTheFileViewPointsAtTheSameBytes) {
+TEST(WeightStore, ExpertsAreLaidOutAsGgmlTensorsAndTheFileViewPointsAtTheSameBytes) {
     const Shape shape{512, 256};
     const WeightStore store(MEMRA_QTYPE_Q4_K, shape, 3, true, 1);
     // q4_K: 144 bytes per 256 values; gate and up 256 rows of 512, down 512 rows of 256.
-    EXPECT_EQ(store.expert_bytes(), size_t(2 * 256 * 2 * 144 + 512 * 1 * 144));
+    const size_t gate = 256 * 2 * 144, down = 512 * 1 * 144;
+    EXPECT_EQ(store.expert_bytes(), 2 * gate + down);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(store.data()) % (2u << 20), 0u);
+    // Three tensors gate[3], up[3], down[3], each expert's rows back to back, 64-byte aligned.
+    EXPECT_EQ(store.gate(), store.data());
+    EXPECT_EQ(store.up(), store.data() + (3 * gate + 63) / 64 * 64);
+    EXPECT_EQ(store.down(), store.up() + (3 * gate + 63) / 64 * 64);
+    EXPECT_EQ(store.size(), size_t(store.down() - store.data()) + 3 * down);
     const CpuExpertV2 e0 = store.memory_expert(0, 0.5f), e2 = store.memory_expert(2, 0.5f);
-    EXPECT_EQ(e0.gate.weights, store.data());
-    EXPECT_EQ(e0.up.weights, store.data() + e0.gate.byte_len);
-    EXPECT_EQ(e2.gate.weights, store.data() + 2 * store.expert_bytes());
-    EXPECT_EQ(0, std::memcmp(e0.down.weights, e2.down.weights, e0.down.byte_len));
+    EXPECT_EQ(e0.gate.weights, store.gate());
+    EXPECT_EQ(e0.up.weights, store.up());
+    EXPECT_EQ(e2.gate.weights, store.gate() + 2 * gate);
+    EXPECT_EQ(e2.down.weights, store.down() + 2 * down);
     EXPECT_EQ(e0.route_weight, 0.5f);
+    // Expert i is expert 0 with its down rows rotated by 3i: the same rows, in another order.
+    const size_t row = 144;
+    EXPECT_NE(0, std::memcmp(e0.down.weights, e2.down.weights, e0.down.byte_len));
+    EXPECT_EQ(0, std::memcmp(e2.down.weights, e0.down.weights + 6 * row, e0.down.byte_len - 6 * row));
+    EXPECT_EQ(0, std::memcmp(e2.down.weights + e0.down.byte_len - 6 * row, e0.down.weights, 6 * row));
     const CpuExpertV2 f2 = store.file_expert(2, 7, 1.0f);
     EXPECT_EQ(f2.down.weights, nullptr);
     EXPECT_EQ(f2.down.file_fd, 7);
@@ -326,6 +347,183 @@ TEST(TestFile, HoldsTheBytesAndIsRemovedAfterwards) {
     }
     EXPECT_NE(::access(path.c_str(), F_OK), 0);
     EXPECT_THROW(TestFile("/nonexistent-dir", "x", bytes.data(), 1), std::runtime_error);
+}
+
+TEST(BenchOptions, PeerMeasuresTheBestBackendUnlessTold) {
+    ParseOutcome p = parse({"--peer", "GGML"});
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_EQ(p.options.peer, "ggml");
+    EXPECT_EQ(p.options.backends, (std::vector<std::string>{"auto"}));
+    p = parse({"--peer", "ggml", "--modes", "token", "--backends", "avx2,avx512", "--peer-lib", "/x/peer.so"});
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_EQ(p.options.backends, (std::vector<std::string>{"avx2", "avx512"}));
+    EXPECT_EQ(p.options.peer_lib, "/x/peer.so");
+    EXPECT_TRUE(p.options.has(Mode::Bandwidth));  // its ratios need the run's own read bandwidth
+    EXPECT_TRUE(parse({}).options.peer.empty());
+    p = parse({"--peer", "onnx"});
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.error.find("unknown peer 'onnx'"), std::string::npos) << p.error;
+}
+
+TEST(PeerCompare, ComparesOutputsAsFloats) {
+    const float ref[4] = {1.0f, -2.0f, 0.0f, 4.0f};
+    const float same[4] = {1.0f, -2.0f, -0.0f, 4.0f};  // -0 equals +0
+    EXPECT_TRUE(compare_outputs(ref, same, 4).identical());
+    EXPECT_EQ(compare_outputs(ref, same, 4).rel_error, 0);
+    const float off[4] = {1.0f, -2.0f, 0.0f, 4.5f};
+    const OutputComparison c = compare_outputs(ref, off, 4);
+    EXPECT_EQ(c.differing, 1u);
+    EXPECT_NEAR(c.rel_error, 0.5 / std::sqrt(21.0), 1e-12);
+    EXPECT_NEAR(c.max_abs, 0.5, 1e-12);
+    const float nan[4] = {1.0f, std::numeric_limits<float>::quiet_NaN(), 0.0f, 4.0f};
+    EXPECT_TRUE(std::isnan(compare_outputs(ref, nan, 4).rel_error));
+    const float zeros[2] = {0, 0}, ones[2] = {1, 1};
+    EXPECT_TRUE(std::isinf(compare_outputs(zeros, ones, 2).rel_error));
+}
+
+TEST(PeerCompare, QuantizedFormatsAreBitExactWithTheContractsSilu) {
+    OutputComparison tiny;
+    tiny.differing = 3;
+    tiny.rel_error = 1e-7;
+    OutputComparison same;
+    for (const char *f : {"q4_0", "q8_0", "q4_K", "iq3_s", "nvfp4"}) {
+        EXPECT_TRUE(agreement_rule(f, "peer_token", PeerCheck::ExactSilu, true).identical) << f;
+        EXPECT_EQ(agreement_problem(f, "peer_token", PeerCheck::ExactSilu, true, same), "");
+        EXPECT_NE(agreement_problem(f, "peer_token", PeerCheck::ExactSilu, true, tiny).find("bit-identical expected"),
+                  std::string::npos);
+        // ggml's own swiglu and its repacked kernels round differently: a bound, not bit equality.
+        EXPECT_EQ(agreement_problem(f, "peer_token", PeerCheck::Shipped, true, tiny), "");
+        EXPECT_EQ(agreement_problem(f, "peer_rows", PeerCheck::Repacked, true, tiny), "");
+        // A ggml variant without AVX2 runs kernels that sum in other orders.
+        EXPECT_EQ(agreement_problem(f, "peer_token", PeerCheck::ExactSilu, false, tiny), "");
+    }
+    // ggml's batched IQ path of the rows step sums in another order.
+    EXPECT_FALSE(agreement_rule("iq3_s", "peer_rows", PeerCheck::ExactSilu, true).identical);
+    EXPECT_TRUE(agreement_rule("q4_K", "peer_rows", PeerCheck::ExactSilu, true).identical);
+    OutputComparison wrong;
+    wrong.differing = 100;
+    wrong.rel_error = 0.3;  // another expert or route weight
+    for (PeerCheck check : {PeerCheck::Shipped, PeerCheck::ExactSilu, PeerCheck::Repacked})
+        for (const char *f : {"f32", "bf16", "q4_K", "iq4_xs"})
+            for (bool avx2 : {true, false}) EXPECT_NE(agreement_problem(f, "peer_rows", check, avx2, wrong), "") << f;
+    wrong.rel_error = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_NE(agreement_problem("f32", "peer_token", PeerCheck::Shipped, true, wrong), "");
+}
+
+TEST(PeerCompare, FloatFormatsHaveMeasuredBounds) {
+    EXPECT_FALSE(agreement_rule("f32", "peer_token", PeerCheck::ExactSilu, true).identical);
+    EXPECT_DOUBLE_EQ(agreement_rule("f32", "peer_token", PeerCheck::Shipped, true).bound, 1e-4);
+    EXPECT_DOUBLE_EQ(agreement_rule("bf16", "peer_rows", PeerCheck::ExactSilu, true).bound, 1e-3);
+    OutputComparison c;
+    c.differing = 5;
+    c.rel_error = 5e-4;
+    EXPECT_EQ(agreement_problem("bf16", "peer_rows", PeerCheck::Shipped, true, c), "");
+    EXPECT_NE(agreement_problem("f32", "peer_rows", PeerCheck::Shipped, true, c), "");
+}
+
+TEST(Sampler, AlternatesContendersRoundByRound) {
+    const StopRule rule = untimed_rule(4);
+    std::string order;
+    const std::vector<std::function<double()>> contenders{[&] { order += 'a'; return 1.0; },
+                                                          [&] { order += 'b'; return 2.0; }};
+    const std::vector<Summary> s = sample_alternating(rule, contenders, [&](size_t i) { order += char('0' + i); });
+    ASSERT_EQ(s.size(), 2u);
+    EXPECT_EQ(s[0].reps, 6);  // settled at the first round with a window (5) of medians before it
+    EXPECT_EQ(s[1].reps, 6);
+    EXPECT_DOUBLE_EQ(s[0].median, 1.0);
+    EXPECT_DOUBLE_EQ(s[1].median, 2.0);
+    EXPECT_TRUE(s[0].settled && s[1].settled);
+    EXPECT_EQ(order.substr(0, 8), "a0b1a0b1");
+}
+
+TEST(Sampler, OneDriftingContenderKeepsAllSampling) {
+    const StopRule rule = untimed_rule(2, 25);
+    double next = 1;
+    const std::vector<Summary> s =
+        sample_alternating(rule, {[] { return 1.0; }, [&] { return next *= 1.5; }}, nullptr);
+    EXPECT_EQ(s[0].reps, 25);
+    EXPECT_EQ(s[1].reps, 25);
+    EXPECT_FALSE(s[0].settled);
+}
+
+TEST(PeerCompare, ReadsTheStateOfATask) {
+    EXPECT_EQ(task_state("1234 (memra-bench) S 1 1234 1234 0 -1"), 'S');
+    EXPECT_EQ(task_state("99 (a (b) c) R 1 2 3"), 'R');  // the command name may hold ") "
+    EXPECT_EQ(task_state("99 (x)"), '?');
+    EXPECT_EQ(task_state(""), '?');
+}
+
+TEST(PeerCompare, WaitsWhileAnotherThreadRuns) {
+    EXPECT_LT(wait_for_idle_threads(5.0), 5.0);  // nothing else runs in the test
+    std::atomic<bool> stop{false};
+    std::thread spinner([&] {
+        while (!stop.load()) {
+        }
+    });
+    EXPECT_GE(wait_for_idle_threads(0.02), 0.02);  // the spinner never sleeps: the cap ends the wait
+    stop = true;
+    spinner.join();
+}
+
+TEST(PeerModule, AMissingModuleSaysHowToGetIt) {
+    try {
+        GgmlPeer peer("/nonexistent/memra-bench-ggml-peer.so");
+        FAIL() << "loaded a module that does not exist";
+    } catch (const PeerUnavailable &e) {
+        EXPECT_NE(std::string(e.what()).find("fetch-ggml-peer"), std::string::npos) << e.what();
+    }
+    EXPECT_NE(default_peer_module_path().find("lib/memra-bench-ggml-peer.so"), std::string::npos);
+}
+
+Report peer_report() {
+    Report rep = sample_report();
+    rep.options = parse_options({"--quick", "--modes", "token,rows", "--peer", "ggml"}).options;
+    BackendResult &b = rep.backends[0];
+    b.peer = "ggml";
+    b.peer_usable = true;
+    b.peer_describe = "ggml 0.25.1 (0ad4a86), CPU variant zen4";
+    b.peer_avx2 = true;
+    for (const char *mode : {"peer_token", "peer_rows"}) {
+        Record m = sample_record(mode, "memra", "avx2", "q4_K", 2, 0.1);
+        Record g = sample_record(mode, "ggml", "avx2", "q4_K", 2, 0.125), rp = sample_record(mode, "ggml_repack", "avx2", "q4_K", 2, 0.2);
+        g.output_rel_error = 1e-7;
+        g.exact_silu_rel_error = 0;
+        g.exact_silu_identical = true;
+        rp.output_rel_error = 2e-7;
+        m.relative_to = "ggml";
+        m.relative = 1.25;
+        g.relative_to = rp.relative_to = "memra";
+        g.relative = 0.8;
+        rp.relative = 0.5;
+        for (const Record &r : {m, g, rp}) b.records.push_back(r);
+    }
+    attach_ceilings(rep);
+    return rep;
+}
+
+TEST(Renderings, PeerRecordsPassTheCheckerAndShowSideBySide) {
+    const Report rep = peer_report();
+    std::ostringstream json, csv, table;
+    write_json(json, rep);
+    write_csv(csv, rep);
+    EXPECT_EQ(check_json(json.str(), "token,rows,peer_token,peer_rows"), "");
+    EXPECT_EQ(check_csv(csv.str()), "");
+    const std::string svg = roofline_svg(rep);
+    EXPECT_EQ(check_svg(svg), "");
+    EXPECT_NE(svg.find("ggml-cpu repacked"), std::string::npos);
+    print_tables(table, rep);
+    EXPECT_NE(table.str().find("ggml in backend avx2: ggml 0.25.1"), std::string::npos) << table.str();
+    EXPECT_NE(table.str().find("1.25x"), std::string::npos) << table.str();
+    // Outputs that disagree fail the checker, and so would the bench (exit status 1).
+    std::string bad = json.str();
+    bad.replace(bad.find("\"exact_silu_identical\":true"), 27, "\"exact_silu_identical\":false");
+    EXPECT_NE(check_json(bad, ""), "");
+    Report missing = peer_report();
+    missing.backends[0].peer_usable = false;
+    missing.backends[0].peer_reason = "ggml peer not built";
+    std::ostringstream t2;
+    print_tables(t2, missing);
+    EXPECT_NE(t2.str().find("not measured: ggml peer not built"), std::string::npos);
 }
 
 }  // namespace

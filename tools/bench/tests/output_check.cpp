@@ -4,11 +4,14 @@
 #include <boost/property_tree/xml_parser.hpp>
 
 #include <functional>
+#include <map>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <vector>
 
 #include "json_reader.h"
+#include "peer_compare.h"
 #include "record.h"
 #include "report.h"
 
@@ -56,6 +59,32 @@ size_t count_elements(const boost::property_tree::ptree &t, const std::string &n
     return n;
 }
 
+// A --peer record: a known variant, the comparison fields its variant has, and outputs that meet
+// the bench's own agreement rule (peer_compare.h).
+void check_peer_record(const json::Value &r, const Record &rec, bool avx2_kernels) {
+    const std::string where = "results[] " + rec.mode + "/" + rec.variant + " " + rec.format + " t=" +
+                              std::to_string(rec.threads);
+    if (rec.variant != "memra" && rec.variant != "ggml" && rec.variant != "ggml_repack")
+        throw std::runtime_error(where + ": unknown variant");
+    if (rec.variant == "memra") return;
+    require(r, where, {{"output_rel_error", Type::Number}, {"output_identical", Type::Bool},
+                       {"relative_to", Type::String}, {"relative", Type::Number}});
+    auto agree = [&](PeerCheck check, double rel_error, bool identical) {
+        OutputComparison c;
+        c.rel_error = rel_error >= Record::kNonFinite ? std::numeric_limits<double>::infinity() : rel_error;
+        c.differing = identical ? 0 : 1;
+        const std::string problem = agreement_problem(rec.format, rec.mode, check, avx2_kernels, c);
+        if (!problem.empty()) throw std::runtime_error(where + ": " + problem);
+    };
+    if (rec.variant == "ggml_repack") {
+        agree(PeerCheck::Repacked, rec.output_rel_error, rec.output_identical);
+        return;
+    }
+    require(r, where, {{"exact_silu_rel_error", Type::Number}, {"exact_silu_identical", Type::Bool}});
+    agree(PeerCheck::Shipped, rec.output_rel_error, rec.output_identical);
+    agree(PeerCheck::ExactSilu, rec.exact_silu_rel_error, rec.exact_silu_identical);
+}
+
 std::string guarded(const std::function<void()> &check) {
     try {
         check();
@@ -82,13 +111,20 @@ std::string check_json(const std::string &text, const std::string &expect_modes)
                 {{"modes", Type::Array}, {"formats", Type::Array}, {"backends", Type::Array}, {"threads", Type::Array},
                  {"rows", Type::Array}, {"n_embd", Type::Number}, {"n_ff", Type::Number}, {"experts", Type::Number},
                  {"stored", Type::Number}, {"hugepages", Type::Bool}, {"quick", Type::Bool},
-                 {"min_reps", Type::Number}, {"max_seconds", Type::Number}});
+                 {"min_reps", Type::Number}, {"max_seconds", Type::Number}, {"peer", Type::String}});
         for (const char *k : {"modes", "formats", "backends"}) require_elements(settings.at(k), std::string("settings.") + k, Type::String);
         for (const char *k : {"threads", "rows"}) require_elements(settings.at(k), std::string("settings.") + k, Type::Number);
+        std::map<std::string, bool> avx2_kernels;  // per backend, of its peer
         for (const json::Value &b : doc.at("backends").array) {
             require(b, "backends[]", {{"name", Type::String}, {"usable", Type::Bool}, {"describe", Type::String},
                                       {"reason", Type::String}, {"errors", Type::Array}});
             require_elements(b.at("errors"), "backends[].errors", Type::String);
+            if (b.has("peer")) {
+                require(b.at("peer"), "backends[].peer", {{"name", Type::String}, {"usable", Type::Bool},
+                                                          {"describe", Type::String}, {"reason", Type::String},
+                                                          {"avx2_kernels", Type::Bool}});
+                avx2_kernels[b.at("name").string] = b.at("peer").at("avx2_kernels").boolean;
+            }
         }
         std::set<std::string> modes;
         for (const json::Value &r : doc.at("results").array) {
@@ -99,6 +135,12 @@ std::string check_json(const std::string &text, const std::string &expect_modes)
                 throw std::runtime_error("results[] " + rec.mode + "/" + rec.variant + " has no samples");
             if (r.has("bandwidth_gbps") && !r.has("ratio_to_bandwidth"))
                 throw std::runtime_error("results[] " + rec.mode + " has bandwidth_gbps without ratio_to_bandwidth");
+            if (rec.mode == "peer_token" || rec.mode == "peer_rows") {
+                if (!avx2_kernels.count(rec.backend))
+                    throw std::runtime_error("results[] " + rec.mode + " of backend '" + rec.backend +
+                                             "', which has no backends[].peer");
+                check_peer_record(r, rec, avx2_kernels[rec.backend]);
+            }
             modes.insert(rec.mode);
         }
         std::istringstream want(expect_modes);

@@ -6,7 +6,8 @@
 
 namespace memra::bench {
 
-// The JSON document: required keys with their types, every result a valid record, and (when
+// The JSON document: required keys with their types, every result a valid record, every --peer
+// record with its comparison fields and outputs that meet the bench's agreement rule, and (when
 // expect_modes is non-empty, comma-separated) at least one result of each of those modes.
 std::string check_json(const std::string &text, const std::string &expect_modes);
 
