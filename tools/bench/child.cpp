@@ -84,7 +84,7 @@ void measure_format(const Library &lib, const BenchOptions &o, const std::string
     if (o.has(Mode::Rows)) emit(rows_path(ctx, store));
     if (o.has(Mode::File)) emit(file_path(ctx, store, memory));
     if (peer) {
-        const std::string repacked = peer->prepare(store);
+        const std::string repacked = peer->prepare(store, o.hugepages);
         std::vector<std::string> problems;
         emit(peer_paths(ctx, store, *peer, repacked, problems));
         for (const std::string &p : problems) {

@@ -67,7 +67,7 @@ GgmlPeer::~GgmlPeer() {
     // stays mapped until exit: ggml does not promise that its registry survives being unloaded.
 }
 
-std::string GgmlPeer::prepare(const WeightStore &store) {
+std::string GgmlPeer::prepare(const WeightStore &store, bool hugepages) {
     memra_ggml_peer_weights w{};
     w.qtype = store.qtype();
     w.n_embd = store.shape().n_embd;
@@ -78,6 +78,7 @@ std::string GgmlPeer::prepare(const WeightStore &store) {
     w.down = store.down();
     w.base = store.data();
     w.size = store.size();
+    w.hugepages = hugepages;
     char repacked[256] = "", error[1024] = "";
     check(prepare_(peer_, &w, repacked, sizeof repacked, error, sizeof error), "prepare", error);
     repacked_ = repacked[0] != '\0';

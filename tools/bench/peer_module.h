@@ -38,7 +38,8 @@ public:
 
     // ggml's tensors over the store's bytes (not copied), plus the repacked copy where ggml's
     // extra buffer type takes the format; returns which projections were repacked, "" if none.
-    std::string prepare(const WeightStore &store);
+    // The copy is advised huge pages when the store's bytes are (hugepages).
+    std::string prepare(const WeightStore &store, bool hugepages);
     bool repacked() const { return repacked_; }
 
     // The token and rows steps (ggml_peer_abi.h); layout MEMRA_GGML_PEER_PLAIN or _REPACKED.

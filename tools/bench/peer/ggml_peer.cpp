@@ -6,6 +6,8 @@
 // repacks, in that buffer type: what llama.cpp does by default), the MoE graph of
 // llm_graph_context::build_moe_ffn, one persistent thread pool per thread count.
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -381,6 +383,13 @@ PEER_EXPORT int memra_ggml_peer_prepare(memra_ggml_peer *peer, const memra_ggml_
         if (chosen) {
             peer->repack_buf = ggml_backend_alloc_ctx_tensors_from_buft(peer->repack_ctx.get(), chosen);
             if (!peer->repack_buf) throw std::runtime_error(std::string("cannot allocate a ") + ggml_backend_buft_name(chosen) + " buffer");
+            if (w.hugepages) {  // still untouched: the repack below faults it in
+                const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+                const uintptr_t base = reinterpret_cast<uintptr_t>(ggml_backend_buffer_get_base(peer->repack_buf));
+                const uintptr_t from = (base + page - 1) / page * page;
+                const uintptr_t to = (base + ggml_backend_buffer_get_size(peer->repack_buf)) / page * page;
+                if (to > from) madvise(reinterpret_cast<void *>(from), to - from, MADV_HUGEPAGE);
+            }
             for (int i = 0; i < 3; ++i)
                 if (*slots[i] != tensors[i]) ggml_backend_tensor_set(*slots[i], bytes[i], 0, ggml_nbytes(tensors[i]));
             peer->repacked_any = true;

@@ -40,6 +40,9 @@ typedef struct memra_ggml_peer_weights {
     const void *down;  /* n_expert x n_embd rows of n_ff values */
     const void *base;  /* one allocation holding all three, 64-byte aligned: ggml's CPU buffer */
     size_t size;
+    int32_t hugepages; /* the caller's bytes are on transparent huge pages: advise the repacked copy
+                          the same (MADV_HUGEPAGE before it is written), so that both placements
+                          differ in layout only, not in page size */
 } memra_ggml_peer_weights;
 
 typedef int32_t (*memra_ggml_peer_abi_version_fn)(void);
