@@ -174,13 +174,15 @@ constexpr int token_rows() {
     return F::kElems >= 256 ? 1 : 4;
 }
 
-// The software prefetch distance along each stream, into L2: 4 super-blocks, or 4 KiB for the
-// 32/64-element formats (measured on the Intel VM with 4-row tiles: q4_K 7.6 -> 8.0 GB/s over
-// 2 blocks into L1, q4_0 9.9 -> 10.7 over 512 bytes; on the Zen 5 the one-stream super-block
-// formats showed no difference beyond noise between 576 bytes, 1 KiB and 4 KiB).
+// The software prefetch distance along each stream, into L2: 2 KiB for the super-block formats'
+// single stream, 4 KiB for the 32/64-element formats' 4 streams. On the Intel device host, one
+// thread, avx512: 2 KiB against 4 super-blocks (576-840 bytes) q4_K 6.05 -> 6.32 GB/s, q5_K
+// 5.86 -> 7.29, q6_K 6.15 -> 7.02, iq4_xs 5.60 -> 6.81 (1 KiB about the same); on the Zen 5 VM
+// the distances differed by less than its noise. 4 KiB for the 4-row tiles was measured on the
+// Intel VM earlier (q4_0 9.9 -> 10.7 GB/s over 512 bytes).
 template <class F>
 constexpr size_t token_prefetch_distance() {
-    return F::kElems >= 256 ? 4 * F::kBytes : 4096;
+    return F::kElems >= 256 ? 2048 : 4096;
 }
 
 // The prefetch offset from block b of each of a tile's R rows: `distance` bytes further along
