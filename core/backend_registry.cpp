@@ -14,7 +14,11 @@ const BackendRegistry &BackendRegistry::instance() {
         auto *r = new BackendRegistry(read_settings(), detect_cpu_features(), default_backend_dir());
         for (const std::string &w : r->settings().warnings)
             std::fprintf(stderr, "memra-cpu-experts: %s\n", w.c_str());
-        if (r->settings().log) std::fprintf(stderr, "%s\n", r->describe().c_str());
+        if (r->settings().log) {
+            for (const std::string &n : r->settings().log_notes)
+                std::fprintf(stderr, "memra-cpu-experts: %s\n", n.c_str());
+            std::fprintf(stderr, "%s\n", r->describe().c_str());
+        }
         return r;
     }();
     return *registry;

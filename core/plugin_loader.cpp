@@ -1,6 +1,8 @@
 #include "plugin_loader.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -8,7 +10,9 @@
 #include <set>
 #include <string_view>
 
+#include "fd_module.h"
 #include "memra/qtypes.h"
+#include "trusted_file.h"
 
 #ifndef MEMRA_BACKEND_SUBDIR
 #error "MEMRA_BACKEND_SUBDIR must name the backend directory relative to the library"
@@ -22,9 +26,11 @@ namespace {
 constexpr std::string_view kManifestPrefix = "memra-backend-";
 constexpr std::string_view kManifestSuffix = ".manifest";
 
-std::vector<std::string> manifests_in(const std::string &dir) {
+// The manifest file names of the directory open as `dir_fd`: listed through that descriptor (a
+// duplicate, which fdopendir takes over), so the directory listed is the one judged.
+std::vector<std::string> manifests_in(int dir_fd) {
     std::vector<std::string> found;
-    DIR *d = ::opendir(dir.c_str());
+    DIR *d = ::fdopendir(::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0));
     if (!d) return found;
     while (const dirent *entry = ::readdir(d)) {
         const std::string name = entry->d_name;
@@ -32,11 +38,51 @@ std::vector<std::string> manifests_in(const std::string &dir) {
             name.compare(0, kManifestPrefix.size(), kManifestPrefix) == 0 &&
             name.compare(name.size() - kManifestSuffix.size(), kManifestSuffix.size(),
                          kManifestSuffix) == 0)
-            found.push_back(dir + "/" + name);
+            found.push_back(name);
     }
     ::closedir(d);
     std::sort(found.begin(), found.end());
     return found;
+}
+
+// A manifest is a few lines: anything beyond this is not one.
+constexpr size_t kMaxManifestBytes = 64 * 1024;
+
+bool read_text(int fd, std::string &text) {
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+        if (n < 0 || text.size() + size_t(n) > kMaxManifestBytes) return false;
+        text.append(buf, size_t(n));
+    }
+    return true;
+}
+
+// The plugin of manifest file `file` in the directory open as `dir_fd` (`dir` names it; `refused`
+// says why the directory itself is not trusted, if so): its manifest read and, when it can be
+// loaded, its module opened into `module`, both checked (trusted_file.h). A refusal or an
+// unreadable manifest lands in the record's status.
+PluginRecord inspect_plugin(int dir_fd, const std::string &dir, const std::string &refused,
+                            const std::string &file, UniqueFd &module) {
+    PluginRecord rec;
+    rec.manifest.path = dir + "/" + file;
+    // A manifest that is not read goes by its file's name: it still shadows the plugin of that
+    // name further down the search path, and a forced backend of that name fails saying why.
+    rec.manifest.name = file.substr(kManifestPrefix.size(), file.size() - kManifestPrefix.size() - kManifestSuffix.size());
+    rec.status = refused;
+    if (!rec.status.empty()) return rec;
+    const UniqueFd manifest = open_trusted_file(dir_fd, dir, file, rec.status);
+    if (!manifest) return rec;
+    std::string text;
+    if (!read_text(manifest.get(), text)) {
+        rec.status = "cannot read " + rec.manifest.path + " (or it is larger than a manifest can be)";
+        return rec;
+    }
+    rec.manifest = parse_plugin_manifest(rec.manifest.path, text);
+    if (!rec.manifest.error.empty())
+        rec.status = "bad manifest: " + rec.manifest.error;
+    else
+        module = open_trusted_file(dir_fd, dir, rec.manifest.module, rec.status);
+    return rec;
 }
 
 // The table must describe the plugin the manifest promised, or the decision taken before
@@ -66,12 +112,9 @@ std::string verify_table(const memra_backend_v1 *t, const PluginManifest &m) {
     return {};
 }
 
-void load_one(PluginRecord &rec, uint64_t usable_features) {
+// `module`: the module file, open and checked by inspect_plugin.
+void load_one(PluginRecord &rec, uint64_t usable_features, UniqueFd module) {
     const PluginManifest &m = rec.manifest;
-    if (!m.error.empty()) {
-        rec.status = "bad manifest: " + m.error;
-        return;
-    }
     if (m.interface != MEMRA_BACKEND_INTERFACE_VERSION) {
         rec.status = "interface " + std::to_string(m.interface) + " (core speaks " +
                      std::to_string(MEMRA_BACKEND_INTERFACE_VERSION) + ")";
@@ -82,10 +125,13 @@ void load_one(PluginRecord &rec, uint64_t usable_features) {
         rec.status = "cpu lacks " + cpu_feature_list(missing);
         return;
     }
+    std::string error;
+    std::shared_ptr<boost::dll::shared_library> lib = load_module(std::move(module), error);
+    if (!lib) {
+        rec.status = "cannot load " + m.module_path + ": " + error;
+        return;
+    }
     try {
-        namespace dll = boost::dll;
-        auto lib = std::make_shared<dll::shared_library>(
-            m.module_path, dll::load_mode::rtld_now | dll::load_mode::rtld_local);
         if (!lib->has(MEMRA_BACKEND_ENTRY_SYMBOL)) {
             rec.status = std::string("module has no ") + MEMRA_BACKEND_ENTRY_SYMBOL;
             return;
@@ -119,12 +165,15 @@ std::vector<PluginRecord> load_plugins(const std::vector<std::string> &dirs, uin
     std::vector<PluginRecord> plugins;
     std::set<std::string> names;
     for (const std::string &dir : dirs) {
-        for (const std::string &path : manifests_in(dir)) {
-            PluginRecord rec;
-            rec.manifest = read_plugin_manifest(path);
+        std::string refused;
+        const UniqueFd dir_fd = open_plugin_dir(dir, refused);
+        if (!dir_fd) continue;  // absent: nothing to find there
+        for (const std::string &file : manifests_in(dir_fd.get())) {
+            UniqueFd module;
+            PluginRecord rec = inspect_plugin(dir_fd.get(), dir, refused, file, module);
             if (!rec.manifest.name.empty() && !names.insert(rec.manifest.name).second)
                 continue;  // shadowed by the same name in an earlier directory
-            load_one(rec, usable_features);
+            if (rec.status.empty()) load_one(rec, usable_features, std::move(module));
             plugins.push_back(std::move(rec));
         }
     }

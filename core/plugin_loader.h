@@ -1,6 +1,8 @@
 // Finds backend plugins (MEMRA_CPU_EXPERT_PLUGIN_DIR first, then the directory at a fixed place
-// beside this library), decides from each manifest whether this CPU can run it, and only then
-// loads it with Boost.DLL and checks its table against the manifest.
+// beside this library), reads only manifests and modules that root or this process's effective
+// user alone can have put there (trusted_file.h), decides from each manifest whether this CPU
+// can run it, and only then loads exactly the module file it checked (fd_module.h) and checks
+// its table against the manifest.
 #pragma once
 
 #include <memory>
@@ -18,7 +20,7 @@ namespace memra {
 struct PluginRecord {
     PluginManifest manifest;
     bool loaded = false;      // opened and its table verified
-    std::string status;       // "ok", or why it was not loaded
+    std::string status;       // "ok", or why it was not loaded ("untrusted: ..." when refused)
     const memra_backend_v1 *table = nullptr;
     std::shared_ptr<boost::dll::shared_library> library;  // keeps the module mapped
 };

@@ -1,22 +1,32 @@
 #include "plugin_manifest.h"
 
-#include <fstream>
 #include <sstream>
 
 #include "cpu_features.h"
 
 namespace memra {
+namespace {
 
-PluginManifest read_plugin_manifest(const std::string &path) {
+// The module must be a file of the manifest's own directory, the one whose owner and mode were
+// checked: no '/' (no other directory), no leading '.' (neither "." nor ".." nor a hidden
+// file), portable characters only, and a shared object's ".so".
+bool is_module_name(const std::string &s) {
+    if (s.size() < 4 || s[0] == '.' || s.compare(s.size() - 3, 3, ".so") != 0) return false;
+    for (char c : s)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-' || c == '+'))
+            return false;
+    return true;
+}
+
+}  // namespace
+
+PluginManifest parse_plugin_manifest(const std::string &path, const std::string &text) {
     PluginManifest m;
     m.path = path;
-    std::ifstream in(path);
-    if (!in) {
-        m.error = "cannot read manifest " + path;
-        return m;
-    }
+    std::istringstream in(text);
     const std::string dir = path.substr(0, path.find_last_of('/') + 1);
-    std::string line, module;
+    std::string line;
     bool have_interface = false, have_priority = false, have_requires = false;
     int line_no = 0;
     while (std::getline(in, line)) {
@@ -48,7 +58,7 @@ PluginManifest read_plugin_manifest(const std::string &path) {
                     m.requires |= MEMRA_CPU_BIT(f);
             }
         } else if (key == "module") {
-            fields >> module;
+            fields >> m.module;
         } else {
             bad("unknown key '" + key + "'");
         }
@@ -56,12 +66,14 @@ PluginManifest read_plugin_manifest(const std::string &path) {
     if (m.error.empty()) {
         if (m.name.empty())
             m.error = path + ": no name";
-        else if (!have_interface || !have_priority || !have_requires || module.empty())
+        else if (!have_interface || !have_priority || !have_requires || m.module.empty())
             m.error = path + ": needs interface, priority, requires and module";
-        else if (module.find('/') != std::string::npos)
-            m.error = path + ": module must be a file name beside the manifest";
+        else if (!is_module_name(m.module))
+            m.error = path + ": module '" + m.module +
+                      "' is not a file name beside the manifest (letters, digits, '.', '_', '-', '+', "
+                      "not starting with '.', ending in .so)";
     }
-    m.module_path = dir + module;
+    m.module_path = dir + m.module;
     return m;
 }
 

@@ -21,11 +21,13 @@ struct PluginManifest {
     uint32_t interface = 0;
     int priority = 0;          // higher wins under auto; fallback goes to lower ones
     uint64_t requires = 0;     // MEMRA_CPU_BIT mask
-    std::string module_path;   // absolute: the manifest's directory + module
+    std::string module;        // the module's file name in the manifest's directory
+    std::string module_path;   // the manifest's directory + module, for messages
     std::string error;         // non-empty: the manifest is unusable, and why
 };
 
-// Parses one manifest file; problems end up in `error`, never thrown.
-PluginManifest read_plugin_manifest(const std::string &path);
+// Parses the text of the manifest file `path` (the loader reads it through a descriptor it has
+// checked, plugin_loader.cpp); problems end up in `error`, never thrown.
+PluginManifest parse_plugin_manifest(const std::string &path, const std::string &text);
 
 }  // namespace memra

@@ -1,5 +1,6 @@
 #include "settings.h"
 
+#include <sys/auxv.h>
 #include <sys/stat.h>
 
 #include <unistd.h>
@@ -76,10 +77,26 @@ uint64_t default_cache_bytes() {
 
 const char *known_backend_names() { return "auto, scalar, avx2, avxvnni, avx512"; }
 
-Settings read_settings() {
-    Settings s;
+Settings read_settings() { return read_settings(::getauxval(AT_SECURE) != 0); }
 
-    const std::string backend = env("MEMRA_CPU_EXPERT_BACKEND");
+Settings read_settings(bool secure_execution) {
+    Settings s;
+    s.secure_execution = secure_execution;
+    // Every variable that chooses which code runs or which files are used is read here, and
+    // only here. secure_getenv rather than getenv: were `secure_execution` ever false in a
+    // secure process, glibc would still hand out nothing.
+    std::string not_read, ignored;
+    auto choosing = [&](const char *name) -> std::string {
+        if (!secure_execution) {
+            const char *value = ::secure_getenv(name);
+            return value ? value : "";
+        }
+        not_read += (not_read.empty() ? "" : ", ") + std::string(name);
+        if (*env(name)) ignored += (ignored.empty() ? "" : ", ") + std::string(name);
+        return "";
+    };
+
+    const std::string backend = choosing("MEMRA_CPU_EXPERT_BACKEND");
     if (!backend.empty()) {
         // Whether a well-formed name is installed and runnable is for the selection to decide;
         // here only a value that cannot be any backend's name is refused.
@@ -91,7 +108,7 @@ Settings read_settings() {
                                  known_backend_names() + ")");
     }
 
-    s.plugin_dir = env("MEMRA_CPU_EXPERT_PLUGIN_DIR");
+    s.plugin_dir = choosing("MEMRA_CPU_EXPERT_PLUGIN_DIR");
     if (!s.plugin_dir.empty() && !is_directory(s.plugin_dir))
         s.problems.push_back("MEMRA_CPU_EXPERT_PLUGIN_DIR='" + s.plugin_dir +
                              "' is not a directory");
@@ -104,7 +121,7 @@ Settings read_settings() {
 
     // Pretend the CPU lacks some features (like oneDNN's ONEDNN_MAX_CPU_ISA): lets a packager or
     // a test check what a smaller CPU would select, and that nothing unsupported ever runs.
-    const std::string disabled = env("MEMRA_CPU_EXPERT_DISABLE_FEATURES");
+    const std::string disabled = choosing("MEMRA_CPU_EXPERT_DISABLE_FEATURES");
     std::string token;
     auto flush = [&] {
         if (token.empty()) return;
@@ -124,13 +141,18 @@ Settings read_settings() {
     }
     flush();
 
-    const std::string cache = env("MEMRA_CPU_EXPERT_CACHE_BYTES");
+    const std::string cache = choosing("MEMRA_CPU_EXPERT_CACHE_BYTES");
     if (cache.empty())
         s.cache_bytes = default_cache_bytes();
     else if (!parse_byte_size(cache, s.cache_bytes))
         s.problems.push_back("MEMRA_CPU_EXPERT_CACHE_BYTES='" + cache +
                              "' is not a byte count (expected a number with an optional K, M or G "
                              "suffix, e.g. 8G; 0 disables the cache)");
+
+    if (secure_execution)
+        s.log_notes.push_back("secure-execution process (setuid, setgid or file capabilities): " + not_read +
+                              " not read (" + (ignored.empty() ? "none of them is set" : "set but ignored: " + ignored) +
+                              "); only the plugins installed beside the library are used");
     return s;
 }
 

@@ -15,12 +15,22 @@ struct Settings {
     bool log = false;                  // MEMRA_CPU_EXPERT_LOG=1
     uint64_t disabled_features = 0;    // MEMRA_CPU_EXPERT_DISABLE_FEATURES (testing/diagnosis)
     uint64_t cache_bytes = 0;          // MEMRA_CPU_EXPERT_CACHE_BYTES (default_cache_bytes())
+    bool secure_execution = false;     // setuid, setgid or file capabilities (see read_settings)
     std::vector<std::string> problems; // fatal: the library refuses to compute
     std::vector<std::string> warnings; // printed to stderr once
+    std::vector<std::string> log_notes;  // printed before the MEMRA_CPU_EXPERT_LOG=1 line
 };
 
-// Reads the process environment.
+// Reads the process environment. In a secure-execution process (glibc's AT_SECURE, which is
+// what secure_getenv consults: setuid, setgid, file capabilities) whoever set the environment
+// may have fewer privileges than the process, so the variables that choose code or files
+// (the backend, the plugin directory, the CPU features, the cache budget) are not read, as
+// ld.so does not read LD_LIBRARY_PATH there; a log note says so. MEMRA_CPU_EXPERT_LOG still is.
 Settings read_settings();
+
+// As read_settings() in a process with (true) or without (false) secure execution, whatever
+// this one is: lets a test see the secure branch without a setuid binary.
+Settings read_settings(bool secure_execution);
 
 // "6442450944", "512K", "64M", "6G" (binary multiples; K/M/G in either case) to bytes; false for
 // anything else, an empty string and values beyond 2^64 - 1 included.

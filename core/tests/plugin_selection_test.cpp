@@ -1,7 +1,7 @@
 // Backend selection through the environment (CONTRACT.md, "Environment"), each case in its own
-// process running memra-abi-client (the library reads its environment once, at load). The
-// expectations come from backend_inventory (the manifests installed and /proc/cpuinfo), so the
-// suite holds on any CPU and with any set of plugins built.
+// process running memra-abi-client (client_checks.h). The expectations come from
+// backend_inventory (the manifests installed and /proc/cpuinfo), so the suite holds on any CPU
+// and with any set of plugins built.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,68 +9,12 @@
 #include <fstream>
 
 #include "backend_inventory.h"
-#include "formats.h"
-#include "subprocess.h"
+#include "client_checks.h"
 
 namespace memra::tests {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr int kExitNoBackend = 10 + 5;  // memra-abi-client: 10 + MEMRA_STATUS_NO_BACKEND
-
-ProcessResult run_client(const std::map<std::string, std::string> &env,
-                         const std::string &library = MEMRA_TEST_LIBRARY) {
-    return run_process({MEMRA_TEST_ABI_CLIENT, library}, env);
-}
-
-std::string describe_of(const ProcessResult &r) {
-    const std::string tag = "describe: ";
-    const size_t at = r.out.find(tag);
-    if (at == std::string::npos) return "";
-    return r.out.substr(at + tag.size(), r.out.find('\n', at) - at - tag.size());
-}
-
-std::string show(const ProcessResult &r) {
-    return "exit " + std::to_string(r.exit_code) + " signal " + std::to_string(r.signal) +
-           "\nstdout:\n" + r.out + "stderr:\n" + r.err;
-}
-
-// Text a person reads in a log: printable ASCII, no control or binary bytes.
-bool printable(const std::string &s) {
-    return std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
-}
-
-// A usable configuration: both calls pass and the describe line names the backend, how it was
-// chosen, and every qtype it serves.
-void expect_serves(const ProcessResult &r, const std::string &backend, const std::string &how) {
-    ASSERT_EQ(r.exit_code, 0) << show(r);
-    const std::string line = describe_of(r);
-    EXPECT_TRUE(printable(line)) << line;
-    EXPECT_EQ(line.rfind("memra-cpu-experts: backend " + backend + " (" + how + ")", 0), 0u) << line;
-    for (int32_t q : testkit::all_qtypes())
-        EXPECT_NE(line.find(testkit::qtype_name(q)), std::string::npos) << "no " << testkit::qtype_name(q) << " in: " << line;
-}
-
-// An unusable configuration: every call fails with status 5 (never a crash), the describe line
-// says why, and the failure message contains each of `mentions`.
-void expect_unusable(const ProcessResult &r, const std::vector<std::string> &mentions) {
-    ASSERT_EQ(r.signal, 0) << show(r);
-    ASSERT_EQ(r.exit_code, kExitNoBackend) << show(r);
-    EXPECT_EQ(describe_of(r).rfind("memra-cpu-experts: unusable: ", 0), 0u) << show(r);
-    const std::string failure = r.out.substr(r.out.find("token: status 5"));
-    for (const std::string &m : mentions) EXPECT_NE(failure.find(m), std::string::npos) << "no '" << m << "' in: " << failure;
-}
-
-// A fresh empty directory, removed again at the end of the test.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        char templ[] = "/tmp/memra-selection-XXXXXX";
-        path = mkdtemp(templ);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
 
 TEST(PluginSelection, AutoPicksTheBestUsableBackend) {
     const std::string best = best_usable_backend(MEMRA_TEST_BACKEND_DIR);
