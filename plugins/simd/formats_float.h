@@ -34,27 +34,33 @@ struct Vec512 {
     static inline type fma(type a, type b, type c) { return _mm512_fmadd_ps(a, b, c); }
     static inline void store(float *p, type v) { _mm512_storeu_ps(p, v); }
     static inline type load(const float *p) { return _mm512_loadu_ps(p); }
+    static inline type f32(const uint8_t *p) { return _mm512_loadu_ps(reinterpret_cast<const float *>(p)); }
     static inline type bf16(const uint8_t *p) {
         return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(load256(p)), 16));
     }
 };
 #endif
 
-// Each type's vector and its rows-path tile (rows x activations sharing loads), sized to the
-// registers: AVX2 builds have 16, so one dot of 8 accumulators at a time; AVX-512 builds have
-// 32: F32 keeps 256-bit loads (GGUF data is 32-byte aligned; 64-byte loads of it split cache
-// lines: in-cache gemv ran 22 GB/s with them against 41 with 256-bit ones on a Zen 5) with 1 row
-// x 2 activations, BF16 widens 32 bytes into 512 bits with 2 rows x 2 activations.
+// Each type's vectors (gemv, rows path) and its rows-path tile (rows x activations sharing
+// loads), sized to the registers: AVX2 builds have 16, so one dot of 8 accumulators at a time;
+// AVX-512 builds have 32, so 2 rows x 2 activations of 4 accumulators. F32's gemv keeps 256-bit
+// loads: GGUF data is 32-byte aligned and 64-byte loads of it split cache lines (in-cache gemv
+// 22 GB/s with them against 41 with 256-bit loads on a Zen 5); on the rows path each load serves
+// 4 dots, which pays for the splits (gemm32 1.9 -> 2.5 GB/s against 1 row x 2 activations of
+// 256-bit accumulators). BF16 widens 32 bytes into 512 bits on both paths.
 struct F32 {
-    using V = Vec256;
-    static constexpr size_t kElemBytes = 4;
-    static inline V::type load(const uint8_t *p) { return V::f32(p); }
-    static inline float load1(const uint8_t *p) { return f32(p); }
+    using V = Vec256;  // gemv
 #ifdef __AVX512F__
-    static constexpr int kRows = 1, kActs = 2;
+    using VRows = Vec512;  // gemm: each load serves 2 x 2 dots, which pays for the line splits
+    static constexpr int kRows = 2, kActs = 2;
 #else
+    using VRows = Vec256;
     static constexpr int kRows = 1, kActs = 1;
 #endif
+    static constexpr size_t kElemBytes = 4;
+    template <class W>
+    static inline typename W::type load(const uint8_t *p) { return W::f32(p); }
+    static inline float load1(const uint8_t *p) { return f32(p); }
 };
 
 struct BF16 {
@@ -65,8 +71,10 @@ struct BF16 {
     using V = Vec256;
     static constexpr int kRows = 1, kActs = 1;
 #endif
+    using VRows = V;
     static constexpr size_t kElemBytes = 2;
-    static inline V::type load(const uint8_t *p) { return V::bf16(p); }
+    template <class W>
+    static inline typename W::type load(const uint8_t *p) { return W::bf16(p); }
     static inline float load1(const uint8_t *p) {
         uint16_t h;
         std::memcpy(&h, p, 2);
@@ -99,10 +107,9 @@ inline float fold_lanes(const typename V::type *a) {
 
 // R rows x J activations: R*J independent dots, each in kAccs accumulators, each weight and
 // activation load shared.
-template <class T, int R, int J>
+template <class T, class V, int R, int J>
 inline void float_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x, size_t xq_stride, float *y,
                        size_t ldy) {
-    using V = typename T::V;
     constexpr int kAccs = kCanonicalLanes / V::kWidth;
     typename V::type acc[J][R][kAccs];
     for (int j = 0; j < J; ++j)
@@ -113,12 +120,12 @@ inline void float_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint
         for (int v = 0; v < kAccs; ++v) {
             const size_t at = size_t(i + V::kWidth * v) * T::kElemBytes;
             typename V::type xv[J];
-            for (int j = 0; j < J; ++j) xv[j] = T::load(x + size_t(j) * xq_stride + at);
+            for (int j = 0; j < J; ++j) xv[j] = T::template load<V>(x + size_t(j) * xq_stride + at);
             for (int r = 0; r < R; ++r) {
                 const uint8_t *wr = w + size_t(r) * row_bytes + at;
                 if ((size_t(V::kWidth) * size_t(v) * T::kElemBytes) % 64 == 0)  // once per cache line
                     _mm_prefetch(reinterpret_cast<const char *>(wr + kFloatPrefetchBytes), _MM_HINT_T1);
-                const typename V::type wv = T::load(wr);
+                const typename V::type wv = T::template load<V>(wr);
                 for (int j = 0; j < J; ++j) acc[j][r][v] = V::fma(wv, xv[j], acc[j][r][v]);
             }
         }
@@ -144,7 +151,7 @@ inline void float_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint
 template <class T>
 void float_gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
     const uint8_t *x = static_cast<const uint8_t *>(xq);
-    for (int32_t r = 0; r < rows; ++r) float_tile<T, 1, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, y + r, 1);
+    for (int32_t r = 0; r < rows; ++r) float_tile<T, typename T::V, 1, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, y + r, 1);
 }
 
 template <class T, int R>
@@ -153,8 +160,8 @@ inline void float_rows_all_acts(const uint8_t *w, size_t row_bytes, int32_t n, c
     constexpr int J = T::kActs;
     int32_t j = 0;
     for (; j + J <= m; j += J)
-        float_tile<T, R, J>(w, row_bytes, n, x + size_t(j) * xq_stride, xq_stride, y + size_t(j) * ldy, ldy);
-    for (; j < m; ++j) float_tile<T, R, 1>(w, row_bytes, n, x + size_t(j) * xq_stride, xq_stride, y + size_t(j) * ldy, ldy);
+        float_tile<T, typename T::VRows, R, J>(w, row_bytes, n, x + size_t(j) * xq_stride, xq_stride, y + size_t(j) * ldy, ldy);
+    for (; j < m; ++j) float_tile<T, typename T::VRows, R, 1>(w, row_bytes, n, x + size_t(j) * xq_stride, xq_stride, y + size_t(j) * ldy, ldy);
 }
 
 template <class T>
