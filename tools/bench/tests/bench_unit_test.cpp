@@ -300,6 +300,12 @@ TEST(OutputChecker, FindsWhatIsWrong) {
     EXPECT_NE(check_csv("mode,variant\nx,y\n"), "");
     EXPECT_NE(check_svg("<svg xmlns=\"http://www.w3.org/2000/svg\"><rect/>"), "");
     EXPECT_NE(check_svg("<html/>"), "");
+    // A plugin this CPU runs that failed a measurement (memra-bench exits 1 then, too).
+    Report failed = sample_report();
+    failed.backends[0].errors.push_back("q4_K: status 3: expert 0 gate: short read");
+    std::ostringstream failed_json;
+    write_json(failed_json, failed);
+    EXPECT_NE(check_json(failed_json.str(), ""), "");
 }
 
 TEST(WeightStore, ExpertsAreLaidOutAsGgmlTensorsAndTheFileViewPointsAtTheSameBytes) {

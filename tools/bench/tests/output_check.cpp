@@ -119,6 +119,11 @@ std::string check_json(const std::string &text, const std::string &expect_modes)
             require(b, "backends[]", {{"name", Type::String}, {"usable", Type::Bool}, {"describe", Type::String},
                                       {"reason", Type::String}, {"errors", Type::Array}});
             require_elements(b.at("errors"), "backends[].errors", Type::String);
+            // A plugin this CPU runs must measure every format it was asked for; an unusable one
+            // is reported with its reason, not failed.
+            if (b.at("usable").boolean && !b.at("errors").array.empty())
+                throw std::runtime_error("backend " + b.at("name").string + " is usable but reported errors: " +
+                                         b.at("errors").array.front().string);
             if (b.has("peer")) {
                 require(b.at("peer"), "backends[].peer", {{"name", Type::String}, {"usable", Type::Bool},
                                                           {"describe", Type::String}, {"reason", Type::String},
