@@ -63,6 +63,8 @@ Backend BackendSet::make_backend(const PluginRecord &record, bool test_build,
     b.module = record.manifest.module_path;
     if (!record.loaded) {
         b.skip_reason = record.status;
+        const uint64_t usable = cpu.usable & ~disabled;
+        b.broken = !record.manifest.error.empty() || (record.manifest.requires & ~usable) == 0;
         return b;
     }
     // The same selection the library makes when MEMRA_CPU_EXPERT_BACKEND names this plugin.

@@ -35,6 +35,9 @@ struct Backend {
     std::string requires;      // the manifest's features, /proc/cpuinfo spelling
     std::string module;        // the module file
     std::string skip_reason;   // non-empty: not runnable here, and why (then nothing is set below)
+    // Not runnable for another reason than a CPU feature this machine lacks (a bad manifest, a
+    // module that does not load or is refused): a failure, never a skip.
+    bool broken = false;
     const memra_backend_v1 *table = nullptr;
     // The core's selection with this backend forced (Settings{backend = plugin_name}), for full
     // token and rows calls through memra::moe_token / memra::expert_rows. Null with

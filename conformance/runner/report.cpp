@@ -129,7 +129,8 @@ void print_table(std::ostream &out, const RunContext &ctx, const Report &report)
     std::string notes;
     for (const BackendResult &r : report.results) {
         if (!r.backend->runnable()) {
-            notes += "skip  " + r.backend->label + ": " + r.backend->skip_reason + "\n";
+            notes += (r.backend->broken ? "FAIL  " : "skip  ") + r.backend->label + ": " +
+                     (r.backend->broken ? "broken plugin: " : "") + r.backend->skip_reason + "\n";
             continue;
         }
         for (size_t q = 0; q < report.qtypes.size(); ++q) {
@@ -145,7 +146,7 @@ void print_table(std::ostream &out, const RunContext &ctx, const Report &report)
         for (const Cell &c : r.cells) cases += c.cases;
     out << "\nresult    ";
     if (report.any_failure())
-        out << "FAIL: a backend differs from the scalar reference";
+        out << "FAIL: a backend differs from the scalar reference, or is broken";
     else
         out << "pass" << (cases == 0 ? ": nothing besides the scalar reference runs here" : "");
     out << " (" << cases << " backend x case comparisons)\n";

@@ -47,10 +47,13 @@ void run_format(const Backend &reference, const RunOptions &options, Report &rep
     const int32_t qtype = report.qtypes[q];
     const std::string name = testkit::qtype_name(qtype);
     for (BackendResult &r : report.results) {
+        // Skipped only where this CPU lacks what the plugin needs; a broken plugin, or one
+        // without a kernel for a format (every SIMD build serves all of them), fails.
         if (!r.backend->runnable())
-            r.cells[q] = {Verdict::Skipped, r.backend->skip_reason, 0};
+            r.cells[q] = {r.backend->broken ? Verdict::Fail : Verdict::Skipped,
+                          (r.backend->broken ? "broken plugin: " : "") + r.backend->skip_reason, 0};
         else if (!find_kernel(*r.backend->table, qtype))
-            r.cells[q] = {Verdict::Skipped, "no " + name + " kernel of its own (the core serves it from a lower plugin)", 0};
+            r.cells[q] = {Verdict::Fail, "no " + name + " kernel", 0};
     }
     Plan plan = small_plan(qtype);
     const Plan big = realistic_plan(qtype, options.scope);
