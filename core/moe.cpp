@@ -1,6 +1,5 @@
 #include "moe.h"
 
-#include <omp.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "memra/qtypes.h"
 #include "scratch.h"
 #include "stats.h"
+#include "team.h"
 #include "weight_source.h"
 
 namespace memra {
@@ -181,14 +181,14 @@ void wait_until_set(const std::atomic<bool> &flag) {
         if (spins >= 64) std::this_thread::yield();
 }
 
-// The gate/up tiles, then the down tiles, in ONE dynamic loop. Three loops with an implicit
-// barrier each made the team wait at every barrier for a member that had lost its core to
-// another process, while OpenMP's active wait kept the waiter's core busy: 2-thread token calls
-// ran ~2x slower whenever the machine was shared. Here whoever finishes an expert's last gate/up
-// tile quantizes its h, and a down tile waits (yielding its core) only for its own expert's h.
-// Tiles are handed out in index order, so whatever a down tile waits for is already taken by a
-// thread that is not waiting. Every value is still computed by the same operations whatever the
-// team size.
+// The gate/up tiles, then the down tiles, in ONE dynamic loop (team.h). Three loops with a
+// barrier each (OpenMP's, when this was written) made the team wait at every barrier for a member
+// that had lost its core to another process, while the waiters' active wait kept their cores
+// busy: 2-thread token calls ran ~2x slower whenever the machine was shared. Here whoever finishes an expert's last gate/up tile
+// quantizes its h, and a down tile waits (yielding its core) only for its own expert's h. Tiles
+// are handed out in index order, so whatever a down tile waits for is already taken by a thread
+// that is not waiting. Every value is still computed by the same operations whatever the team
+// size.
 template <class GateUp, class QuantizeH, class Down>
 void run_tiles(Workspace &ws, int32_t threads, const GateUp &gate_up, const QuantizeH &quantize_h,
                const Down &down) {
@@ -198,8 +198,7 @@ void run_tiles(Workspace &ws, int32_t threads, const GateUp &gate_up, const Quan
     const long n_d = static_cast<long>(ws.down_tiles.size());
     const int32_t team = team_size(threads, static_cast<size_t>(std::max(n_gu, n_d)));
     ExpertProgress *progress = reset_progress(ws);
-#pragma omp parallel for num_threads(team) if (team > 1) schedule(dynamic, 1)
-    for (long t = 0; t < n_gu + n_d; ++t) {
+    auto one_tile = [&](long t) {
         if (t < n_gu) {
             const Tile &tile = gu[t];
             gate_up(tile);
@@ -213,7 +212,8 @@ void run_tiles(Workspace &ws, int32_t threads, const GateUp &gate_up, const Quan
             wait_until_set(progress[tile.expert].down_input_ready);
             down(tile);
         }
-    }
+    };
+    run_team(team, n_gu + n_d, one_tile);
 }
 
 // Activation rows for each format the gate/up kernels consume: quantized once per call and

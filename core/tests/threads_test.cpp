@@ -104,8 +104,9 @@ int process_threads() {
 }
 
 // A caller allowed on one CPU (taskset, a cpuset) asking for 8 threads: the team is sized to
-// the CPUs it may run on, so the call starts no OpenMP workers (libgomp keeps one pool per
-// calling thread, so a fresh caller thread starts with none), and the result is the same bits.
+// the CPUs it may run on, so the call starts no helper threads (each calling thread has helpers
+// of its own, core/team.h, so a fresh caller thread starts with none), and the result is the same
+// bits.
 TEST(Threads, TeamIsCappedByTheCallersAffinity) {
     const testkit::TokenProblem p = testkit::make_token_problem(mixed_specs(), kEmbd, kFf, 50);
     const std::vector<float> expected = run_token(p, 1);
@@ -123,7 +124,7 @@ TEST(Threads, TeamIsCappedByTheCallersAffinity) {
     caller.join();
     ASSERT_TRUE(pinned);
     EXPECT_TRUE(same);
-    EXPECT_EQ(after, before) << "a call pinned to one CPU started OpenMP workers";
+    EXPECT_EQ(after, before) << "a call pinned to one CPU started helper threads";
 }
 
 }  // namespace
