@@ -1,5 +1,7 @@
 #include "cache.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <new>
 
@@ -36,13 +38,46 @@ WeightCache::~WeightCache() {
     }
 }
 
+namespace {
+
+WeightCache *g_cache = nullptr;  // instance(), for the fork handlers
+
+}  // namespace
+
 WeightCache &WeightCache::instance() {
-    static WeightCache *cache =
-        new WeightCache(BackendRegistry::instance().settings().cache_bytes, stats());
+    static WeightCache *cache = [] {
+        g_cache = new WeightCache(BackendRegistry::instance().settings().cache_bytes, stats());
+        pthread_atfork([] { g_cache->before_fork(); }, [] { g_cache->after_fork_in_parent(); },
+                       [] { g_cache->after_fork_in_child(); });
+        return g_cache;
+    }();
     return *cache;
 }
 
-WeightCache::Handle WeightCache::acquire(const CacheKey &key) {
+void WeightCache::before_fork() { mutex_.lock(); }
+
+void WeightCache::after_fork_in_parent() { mutex_.unlock(); }
+
+void WeightCache::after_fork_in_child() {
+    mutex_.unlock();  // taken by before_fork, in this very thread
+    new (&filled_) std::condition_variable;
+    reserved_ = 0;  // memory being mapped by threads that are gone
+    for (auto it = entries_.begin(); it != entries_.end();) {
+        Entry *e = it->second;
+        if (e->state == Entry::State::kLoading) {
+            it = entries_.erase(it);
+            release(e);
+            continue;
+        }
+        if (e->pins > 0) {
+            e->pins = 0;
+            lru_push_back(e);
+        }
+        ++it;
+    }
+}
+
+WeightCache::Handle WeightCache::acquire(const CacheKey &key, bool claim) {
     if (budget_ == 0) return {};
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
@@ -52,6 +87,7 @@ WeightCache::Handle WeightCache::acquire(const CacheKey &key) {
             if (e->pins++ == 0 && e->on_lru) lru_remove(e);
             return {e->state == Entry::State::kReady ? Outcome::kReady : Outcome::kInFlight, e, e->data};
         }
+        if (!claim) return {};
         StopWatch insert;
         const size_t chunk = SlabPool::chunk_bytes(key.length);
         if (chunk > budget_) return {};

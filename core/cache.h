@@ -54,11 +54,13 @@ public:
     ~WeightCache();  // no call may still hold a pin
 
     // The process's cache, its budget from the settings (never destroyed: a prefetch read or an
-    // engine thread may still be using it while the process exits).
+    // engine thread may still be using it while the process exits). It is made ready for fork():
+    // see after_fork_in_child.
     static WeightCache &instance();
 
-    // Finds the entry for `key` or claims a new one (evicting and mapping as needed).
-    Handle acquire(const CacheKey &key);
+    // Finds the entry for `key` or, when `claim`, claims a new one (evicting and mapping as
+    // needed); without `claim` a missing entry is kUncached.
+    Handle acquire(const CacheKey &key, bool claim = true);
     // Resident or being read (the prefetch queue's "already there" test; takes no pin).
     bool contains(const CacheKey &key);
 
@@ -73,6 +75,16 @@ public:
 
     uint64_t budget() const { return budget_; }
     size_t mapped_bytes();  // entries plus free chunks
+
+    // fork(), through pthread_atfork: the lock is taken before and let go after, so the child's
+    // copy of the cache is consistent. The child has only the thread that forked, which was not
+    // inside the library: every pin and every read in flight belonged to a thread it does not
+    // have. So in the child the entries being read are dropped (a call there reads them itself
+    // instead of waiting for a reader that is gone), the pinned ones are unpinned, and the
+    // condition variable (whose waiters are gone) is made anew.
+    void before_fork();
+    void after_fork_in_parent();
+    void after_fork_in_child();
 
 private:
     // With the lock held: a chunk for `length` bytes within the budget, or nullptr.

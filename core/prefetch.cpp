@@ -6,7 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <new>
 #include <string>
 #include <thread>
@@ -43,32 +45,82 @@ __attribute__((destructor)) void stop_prefetcher() {
 }  // namespace
 
 Prefetcher &Prefetcher::instance() {
-    static Prefetcher *p = g_prefetcher = new Prefetcher(WeightCache::instance());
+    static Prefetcher *p = [] {
+        g_prefetcher = new Prefetcher(WeightCache::instance());
+        // Registered after the cache's handlers: the prefetcher's lock is taken first, then the
+        // cache's (no thread ever holds the cache's lock while it waits for this one).
+        pthread_atfork([] { g_prefetcher->before_fork(); }, [] { g_prefetcher->after_fork_in_parent(); },
+                       [] { g_prefetcher->after_fork_in_child(); });
+        return g_prefetcher;
+    }();
     return *p;
+}
+
+void Prefetcher::before_fork() { mutex_.lock(); }
+
+void Prefetcher::after_fork_in_parent() { mutex_.unlock(); }
+
+void Prefetcher::after_fork_in_child() {
+    mutex_.unlock();  // taken by before_fork, in this very thread
+    new (&changed_) std::condition_variable;  // its waiter, the worker, is not in this process
+    for (const auto &[identity, file] : files_) ::close(file.fd);
+    files_.clear();
+    queue_.clear();
+    started_ = exited_ = false;
 }
 
 void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
     Stats &s = stats();
+    // Each distinct fd of the call is duplicated first and identified through the duplicate, which
+    // the worker then reads: the bytes come from the file the key names even when the caller puts
+    // another file on its number meanwhile (dup2) or closes it.
+    struct Source {
+        int caller_fd;
+        int fd;  // the duplicate, -1 when none could be had (the descriptor limit)
+        FileIdentity id;
+        bool adopted;  // handed to files_ (else closed when this call returns)
+    };
+    std::vector<Source> sources;
+    struct CloseUnadopted {
+        std::vector<Source> &sources;
+        ~CloseUnadopted() {
+            for (const Source &src : sources)
+                if (src.fd >= 0 && !src.adopted) ::close(src.fd);
+        }
+    } close_unadopted{sources};
     struct Wanted {
-        const CpuProjectionV2 *p;
+        size_t source;
         CacheKey key;
     };
     std::vector<Wanted> wanted;
     for (int32_t i = 0; i < count; ++i) {
         const CpuProjectionV2 &p = projections[i];
         if (p.file_fd < 0) continue;
-        CacheKey key;
-        try {
-            key.file = identify_file(p.file_fd, p.file_offset, p.byte_len);
-        } catch (const Error &e) {
-            fail(e.status(), "projection " + std::to_string(i) + ": " + e.what());
+        size_t k = 0;
+        while (k < sources.size() && sources[k].caller_fd != p.file_fd) ++k;
+        if (k == sources.size()) {
+            sources.reserve(sources.size() + 1);  // before the duplicate exists: push_back cannot throw
+            const int fd = ::fcntl(p.file_fd, F_DUPFD_CLOEXEC, 0);
+            const int err = errno;
+            sources.push_back({p.file_fd, fd, {}, false});
+            try {
+                if (fd < 0 && err == EBADF)
+                    fail_read(p.file_fd, p.file_offset, p.byte_len, std::strerror(err));
+                if (fd >= 0) sources.back().id = identify_file(fd, p.file_offset, p.byte_len, p.file_fd);
+            } catch (const Error &e) {
+                fail(e.status(), "projection " + std::to_string(i) + ": " + e.what());
+            }
         }
-        key.offset = p.file_offset;
-        key.length = p.byte_len;
+        const Source &src = sources[k];
+        if (src.fd < 0) {  // out of descriptors: a hint not taken
+            s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        const CacheKey key{src.id, p.file_offset, p.byte_len};
         if (cache_.budget() == 0 || cache_.contains(key))
             s.prefetch_skipped.fetch_add(1, std::memory_order_relaxed);
         else
-            wanted.push_back({&p, key});
+            wanted.push_back({k, key});
     }
     if (wanted.empty()) return;
 
@@ -79,29 +131,26 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
             s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
-        // Out of descriptors or of memory: a hint not taken, like a full queue (and no
-        // duplicate left open without a job to close it).
+        // Out of memory: a hint not taken, like a full queue (and no duplicate left open without
+        // a job to close it). A file already open for the worker (the same identity, through
+        // another duplicate) is shared.
+        Source &src = sources[w.source];
         auto it = files_.find(file_key(w.key.file));
         if (it == files_.end()) {
-            const int fd = ::fcntl(w.p->file_fd, F_DUPFD_CLOEXEC, 0);
-            if (fd < 0) {
-                s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
-                continue;
-            }
             try {
-                it = files_.emplace(file_key(w.key.file), OpenFile{fd, 0}).first;
+                it = files_.emplace(file_key(w.key.file), OpenFile{src.fd, 0}).first;
             } catch (const std::bad_alloc &) {
-                ::close(fd);
                 s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
                 continue;
             }
+            src.adopted = true;
         }
         try {
             queue_.push_back({w.key, it->second.fd});
         } catch (const std::bad_alloc &) {
-            if (it->second.jobs == 0) {
-                ::close(it->second.fd);
+            if (it->second.jobs == 0) {  // made just now, for this source
                 files_.erase(it);
+                src.adopted = false;
             }
             s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
             continue;
@@ -114,8 +163,7 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
 }
 
 void Prefetcher::start_locked() {
-    if (started_) return;
-    started_ = true;
+    if (started_ || queue_.empty()) return;
     keep_library_loaded();
     // The worker takes none of the process's signals: they stay with the engine's threads.
     sigset_t all, old;
@@ -123,10 +171,13 @@ void Prefetcher::start_locked() {
     pthread_sigmask(SIG_SETMASK, &all, &old);
     try {
         std::thread(&Prefetcher::run, this).detach();
+        started_ = true;
     } catch (...) {
-        pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        started_ = false;
-        throw;
+        // No thread to be had (an address-space or thread limit): the hints are not taken; the
+        // next prefetch tries again.
+        stats().prefetch_dropped.fetch_add(queue_.size(), std::memory_order_relaxed);
+        for (const Job &job : queue_) finish(job);
+        queue_.clear();
     }
     pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
@@ -141,6 +192,15 @@ void Prefetcher::finish(const Job &job) {
 
 void Prefetcher::read_into_cache(const Job &job) {
     Stats &s = stats();
+    // The file must still be the version the job was queued for, looked at once it is settled
+    // (waiting a moment for a file modified in the current tick), so that a change during the
+    // read shows afterwards (io.h, FileSnapshot); else nothing is read (counted failed: the
+    // compute call that needs the bytes reads them).
+    const FileSnapshot before = settled_snapshot(job.fd, job.key.offset, job.key.length, job.fd);
+    if (!(before.id == job.key.file)) {
+        s.prefetch_failed.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
     const WeightCache::Handle h = cache_.acquire(job.key);
     switch (h.outcome) {
     case WeightCache::Outcome::kClaimed:
@@ -150,6 +210,11 @@ void Prefetcher::read_into_cache(const Job &job) {
             // The compute call that needs these bytes reads them and reports the error.
             cache_.abandon(h.entry);
             throw;
+        }
+        if (!unchanged_since(job.fd, before)) {  // changed during the read: not these bytes
+            cache_.abandon(h.entry);
+            s.prefetch_failed.fetch_add(1, std::memory_order_relaxed);
+            break;
         }
         cache_.publish(h.entry);
         cache_.unpin(h.entry);

@@ -1,8 +1,10 @@
 // memra_cpu_expert_prefetch_v2's worker: file-backed projections are queued (each file's fd
-// duplicated, so the caller may close its own) and read into the weight cache by one background
-// thread, started on first use. The queue is bounded; what does not fit is dropped and counted
-// (Stats::prefetch_*). The thread is detached and told to stop at unload or exit: it never holds
-// up the process's exit, and a read it has started is simply abandoned with the process.
+// duplicated first and identified through the duplicate, so the caller may close its own or put
+// another file on it) and read into the weight cache by one background thread, started on first
+// use. The queue is bounded; what does not fit is dropped and counted (Stats::prefetch_*). The
+// thread is detached and told to stop at unload or exit: it never holds up the process's exit,
+// and a read it has started is simply abandoned with the process. In a child made by fork() the
+// queue starts empty and a worker of the child's own is started by its first prefetch.
 #pragma once
 
 #include <array>
@@ -33,6 +35,12 @@ public:
     // Tells the worker to stop (queued jobs are dropped) and waits at most `patience_ms` for it.
     void stop(int patience_ms);
 
+    // fork(), through pthread_atfork (see WeightCache::before_fork): in the child the worker does
+    // not exist, so its queue is emptied (the duplicates closed) and the next prefetch starts one.
+    void before_fork();
+    void after_fork_in_parent();
+    void after_fork_in_child();
+
 private:
     struct Job {
         CacheKey key;
@@ -43,7 +51,7 @@ private:
         int jobs;
     };
 
-    void start_locked();
+    void start_locked();  // when the worker cannot be started, the queue is dropped (counted)
     void run();
     void read_into_cache(const Job &job);  // unlocked; throws when the read fails
     void finish(const Job &job);  // lock held: the job's share of its duplicate fd goes

@@ -1,6 +1,11 @@
 #include "weight_source.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -16,7 +21,7 @@ size_t padded(size_t bytes) { return (bytes + 63) & ~size_t{63}; }
 // it is status 4 with the amount, rather than the bare "out of memory" of the C boundary.
 uint8_t *stream_memory(AlignedBuffer &buffer, size_t bytes) {
     // Above 2^63 no such memory exists (the address space is 2^47 or 2^56 bytes), and
-    // AlignedBuffer's doubling would wrap.
+    // AlignedBuffer's rounding up would wrap near 2^64.
     if (bytes <= (SIZE_MAX >> 1)) {
         try {
             return buffer.reserve(bytes);
@@ -29,34 +34,55 @@ uint8_t *stream_memory(AlignedBuffer &buffer, size_t bytes) {
 
 }  // namespace
 
-void counted_read(int fd, uint64_t offset, size_t length, uint8_t *dst) {
+void counted_read(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_fd) {
     StopWatch io;
-    read_exact(fd, offset, length, dst);
+    read_exact(fd, offset, length, dst, named_fd);
     io.lap_into(stats().io_ns);
     stats().read_bytes.fetch_add(length, std::memory_order_relaxed);
 }
 
 std::vector<CallWeights::Request> &CallWeights::thread_requests() {
-    // Calls do not nest on a thread, so one CallWeights at a time uses this thread's vector.
+    // Calls do not nest on a thread, so one CallWeights at a time uses this thread's vectors.
     thread_local std::vector<Request> requests;
     return requests;
 }
 
+std::vector<CallWeights::OpenFile> &CallWeights::thread_files() {
+    thread_local std::vector<OpenFile> files;
+    return files;
+}
+
 CallWeights::CallWeights(AlignedBuffer &stream, WeightCache *cache)
-    : stream_(stream), cache_(cache && cache->budget() > 0 ? cache : nullptr), requests_(thread_requests()) {
+    : stream_(stream),
+      cache_(cache && cache->budget() > 0 ? cache : nullptr),
+      requests_(thread_requests()),
+      files_(thread_files()) {
     requests_.clear();
+    files_.clear();
 }
 
 CallWeights::~CallWeights() {
-    for (Request &r : requests_) {
-        if (r.hold == Hold::kPin) cache_->unpin(r.handle.entry);
-        if (r.hold == Hold::kClaim) cache_->abandon(r.handle.entry);
-    }
+    release_holds();
+    close_files();
     requests_.clear();
 }
 
+void CallWeights::release_holds() noexcept {
+    for (Request &r : requests_) {
+        if (r.hold == Hold::kPin) cache_->unpin(r.handle.entry);
+        if (r.hold == Hold::kClaim) cache_->abandon(r.handle.entry);
+        r.hold = Hold::kNothing;
+    }
+}
+
+void CallWeights::close_files() noexcept {
+    for (const OpenFile &f : files_)
+        if (f.owned) ::close(f.fd);
+    files_.clear();
+}
+
 void CallWeights::need(const CpuProjectionV2 &p, int32_t expert, const char *name, const uint8_t **dst) {
-    Request r{&p, expert, name, dst, {}, {}, Hold::kNothing, 0};
+    Request r{&p, expert, name, dst, 0, {}, {}, Hold::kNothing, 0};
     requests_.push_back(r);
 }
 
@@ -65,36 +91,85 @@ void CallWeights::rethrow_for(const Request &r, const Error &e) {
     fail(e.status(), expert + " " + r.name + ": " + e.what());
 }
 
-void CallWeights::identify_all() {
-    // One fstat per distinct fd per call: a call's projections mostly share one file.
-    for (size_t i = 0; i < requests_.size(); ++i) {
-        Request &r = requests_[i];
-        size_t same = 0;
-        while (same < i && requests_[same].p->file_fd != r.p->file_fd) ++same;
-        try {
-            r.key.file = same < i ? requests_[same].key.file
-                                  : identify_file(r.p->file_fd, r.p->file_offset, r.p->byte_len);
-        } catch (const Error &e) {
-            rethrow_for(r, e);
+void CallWeights::open_files() {
+    // One duplicate and one settled snapshot per distinct fd per call: a call's projections
+    // mostly share one file.
+    for (Request &r : requests_) {
+        const int caller_fd = r.p->file_fd;
+        size_t f = 0;
+        while (f < files_.size() && files_[f].caller_fd != caller_fd) ++f;
+        if (f == files_.size()) {
+            files_.reserve(files_.size() + 1);  // before the duplicate exists: push_back cannot throw
+            OpenFile file;
+            file.caller_fd = caller_fd;
+            file.fd = ::fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
+            file.owned = file.fd >= 0;
+            if (!file.owned) {
+                const int err = errno;
+                // A number that names no open file is the caller's error; anything else (the
+                // descriptor limit) leaves the caller's own descriptor to read through.
+                if (err == EBADF)
+                    rethrow_for(r, Error(MEMRA_STATUS_IO_ERROR,
+                                         read_failure(caller_fd, r.p->file_offset, r.p->byte_len, std::strerror(err))));
+                file.fd = caller_fd;
+            }
+            files_.push_back(file);
+            try {
+                files_.back().snapshot = settled_snapshot(file.fd, r.p->file_offset, r.p->byte_len, caller_fd);
+            } catch (const Error &e) {
+                rethrow_for(r, e);
+            }
         }
+        r.file = f;
+        r.key.file = files_[f].snapshot.id;
         r.key.offset = r.p->file_offset;
         r.key.length = r.p->byte_len;
     }
 }
 
 void CallWeights::read(Request &r, uint8_t *dst) {
+    const OpenFile &f = files_[r.file];
     try {
-        counted_read(r.p->file_fd, r.p->file_offset, r.p->byte_len, dst);
+        counted_read(f.fd, r.p->file_offset, r.p->byte_len, dst, f.caller_fd);
     } catch (const Error &e) {
+        // A read that failed because the file changed under it (truncated, say) starts over too.
+        if (e.status() == MEMRA_STATUS_IO_ERROR && !unchanged_since(f.fd, f.snapshot)) throw FileChanged{&r};
         rethrow_for(r, e);
     }
-    stats().cache_misses.fetch_add(1, std::memory_order_relaxed);
+    if (!unchanged_since(f.fd, f.snapshot)) throw FileChanged{&r};
+    ++misses_;
     *r.dst = dst;
 }
 
 void CallWeights::resolve() {
     if (requests_.empty()) return;
-    identify_all();
+    for (int attempt = 1;; ++attempt) {
+        hits_ = misses_ = 0;
+        try {
+            open_files();
+            resolve_once();
+        } catch (const FileChanged &changed) {
+            release_holds();
+            close_files();
+            if (attempt == 2) {
+                const Request &r = *changed.request;
+                rethrow_for(r, Error(MEMRA_STATUS_IO_ERROR, read_failure(r.p->file_fd, r.p->file_offset, r.p->byte_len,
+                                                                         "file changed during read")));
+            }
+            continue;  // once more, from the file as it is now
+        } catch (...) {
+            stats().cache_hits.fetch_add(hits_, std::memory_order_relaxed);
+            stats().cache_misses.fetch_add(misses_, std::memory_order_relaxed);
+            throw;
+        }
+        stats().cache_hits.fetch_add(hits_, std::memory_order_relaxed);
+        stats().cache_misses.fetch_add(misses_, std::memory_order_relaxed);
+        close_files();  // everything is read: the duplicates are not needed any more
+        return;
+    }
+}
+
+void CallWeights::resolve_once() {
     std::vector<Request *> round;
     for (Request &r : requests_) round.push_back(&r);
     AlignedBuffer *buffer = &stream_;
@@ -103,12 +178,13 @@ void CallWeights::resolve() {
     while (!round.empty()) {
         size_t stream_bytes = 0;
         for (Request *r : round) {
-            r->handle = cache_ ? cache_->acquire(r->key) : WeightCache::Handle{};
+            // Only what was read through the call's own duplicate is cached (claimed).
+            r->handle = cache_ ? cache_->acquire(r->key, files_[r->file].owned) : WeightCache::Handle{};
             switch (r->handle.outcome) {
             case WeightCache::Outcome::kReady:
                 r->hold = Hold::kPin;
                 *r->dst = r->handle.data;
-                stats().cache_hits.fetch_add(1, std::memory_order_relaxed);
+                ++hits_;
                 break;
             case WeightCache::Outcome::kInFlight: r->hold = Hold::kPin; break;
             case WeightCache::Outcome::kClaimed: r->hold = Hold::kClaim; break;
@@ -123,7 +199,9 @@ void CallWeights::resolve() {
         }
         uint8_t *stream_base = stream_bytes ? stream_memory(*buffer, stream_bytes) : nullptr;
         // This call's own reads first, then the waits: two calls each waiting on the other's
-        // claim cannot happen, as every claim is filled before its holder waits.
+        // claim cannot happen, as every claim is filled before its holder waits. A claim is
+        // published only once the read is checked (read() throws otherwise, and the claim is
+        // abandoned), so no entry ever holds bytes of another file than its key names.
         for (Request *r : round) {
             if (r->handle.outcome == WeightCache::Outcome::kUncached) read(*r, stream_base + r->stream_offset);
             if (r->handle.outcome != WeightCache::Outcome::kClaimed) continue;
@@ -137,7 +215,7 @@ void CallWeights::resolve() {
             uint8_t *data = nullptr;
             if (cache_->wait(r->handle.entry, &data)) {
                 *r->dst = data;
-                stats().cache_hits.fetch_add(1, std::memory_order_relaxed);
+                ++hits_;
             } else {
                 r->hold = Hold::kNothing;  // the failed entry's pin went with it
                 again.push_back(r);

@@ -16,8 +16,16 @@
 namespace memra {
 
 // read_exact, counted: read_bytes and io_ns (for compute calls and the prefetch worker alike).
-void counted_read(int fd, uint64_t offset, size_t length, uint8_t *dst);
+void counted_read(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_fd = -1);
 
+// Each file the call reads is read through a duplicate of the caller's descriptor that the call
+// owns, identified through that duplicate (fstat), and checked again after every read: the bytes
+// come from the very file whose identity keys them, whatever the caller does to its descriptor
+// meanwhile (dup2 another file onto it, close it), and a file changed during the read (truncated,
+// rewritten) is never taken for the one identified. Such a change makes the call start over once;
+// a second one is status 3 ("file changed during read"). At the descriptor limit the caller's
+// descriptor is read directly, checked the same way, and nothing read through it is cached
+// (docs/file-weights.md, "Reads").
 class CallWeights {
 public:
     // `stream` holds what is not cached in this call; nullptr cache: nothing is cached.
@@ -36,26 +44,43 @@ public:
 
 private:
     enum class Hold { kNothing, kPin, kClaim };
+    // One descriptor of the caller's in this call.
+    struct OpenFile {
+        int caller_fd = -1;
+        int fd = -1;         // the call's duplicate, or caller_fd when none could be had
+        bool owned = false;  // fd is the duplicate: closed when the call is done; its reads are cached
+        FileSnapshot snapshot;
+    };
     struct Request {
         const CpuProjectionV2 *p;
         int32_t expert;
         const char *name;
         const uint8_t **dst;
+        size_t file;  // in files_
         CacheKey key;
         WeightCache::Handle handle;
         Hold hold = Hold::kNothing;
         size_t stream_offset = 0;
     };
+    struct FileChanged {
+        const Request *request;
+    };
 
     static std::vector<Request> &thread_requests();
-    void identify_all();
-    void read(Request &r, uint8_t *dst);  // counted_read, errors named after the projection
+    static std::vector<OpenFile> &thread_files();
+    void open_files();
+    void close_files() noexcept;
+    void release_holds() noexcept;
+    void resolve_once();  // throws FileChanged when a file changed under a read
+    void read(Request &r, uint8_t *dst);  // counted_read, checked; errors named after the projection
     [[noreturn]] static void rethrow_for(const Request &r, const Error &e);
 
     AlignedBuffer &stream_;
     WeightCache *cache_;
     std::vector<Request> &requests_;  // this thread's, reused call after call
+    std::vector<OpenFile> &files_;    // likewise
     std::vector<std::unique_ptr<AlignedBuffer>> retry_buffers_;
+    uint64_t hits_ = 0, misses_ = 0;  // of the current attempt, counted when it is not started over
 };
 
 }  // namespace memra
