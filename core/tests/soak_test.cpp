@@ -10,9 +10,10 @@
 //   budget and streams what does not fit, so the stronger bound holds);
 // - RSS (/proc/self/statm, sampled every 2 ms) stays flat after the warm-up. What may still
 //   legitimately grow: the cache's memory up to its budget (budget - resident at the end of the
-//   warm-up), each caller's streaming buffer, which keeps its largest size and grows by doubling
-//   (at most 2 x the largest call's file bytes per caller, if the warm-up never had to stream a
-//   whole call), and malloc's arenas and free lists (4 MiB; 0.5-1.4 MiB measured). About
+//   warm-up), each caller's streaming buffer, which keeps its largest size (the largest call's
+//   file bytes rounded up to a page; the bound allows twice that, as when it grew by doubling,
+//   if the warm-up never had to stream a whole call), and malloc's arenas and free lists (4 MiB;
+//   0.5-1.4 MiB measured). About
 //   14.5 MiB in all here. A leak of 64 bytes per call, injected to try it, failed the default
 //   run (190 000 calls, RSS +17 MiB). Under ASan and TSan RSS includes quarantine and shadow
 //   memory and is no leak measure (LeakSanitizer is): the figures are printed, not bounded.
