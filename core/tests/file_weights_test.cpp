@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "lib_call.h"
 #include "param_names.h"
@@ -64,6 +67,74 @@ TEST(FileWeights, WeightsPointerIsIgnored) {
     const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 1);
     ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
     EXPECT_TRUE(same_bits(out, from_memory));
+}
+
+// A path on a filesystem that enforces O_DIRECT's alignment (a read at an unaligned offset is
+// EINVAL), or "" when none of the usual places does (tmpfs, for one, does not).
+std::string direct_io_path() {
+    for (const char *dir : {"/var/tmp", "/tmp", "."}) {
+        const std::string path = std::string(dir) + "/memra-direct-" + std::to_string(getpid());
+        const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) continue;
+        std::vector<char> bytes(16384, 1);
+        const bool written = write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()) && fsync(fd) == 0;
+        close(fd);
+        const int direct = written ? open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC) : -1;
+        void *aligned = nullptr;
+        bool enforced = false;
+        if (direct >= 0 && posix_memalign(&aligned, 4096, 8192) == 0) {
+            enforced = pread(direct, static_cast<char *>(aligned), 4096, 32) < 0 && errno == EINVAL;
+            std::free(aligned);
+        }
+        if (direct >= 0) close(direct);
+        unlink(path.c_str());
+        if (enforced) return path;
+    }
+    return "";
+}
+
+// An engine that opens its model with O_DIRECT (to keep it out of the page cache). GGUF offsets are
+// only 32-byte aligned (these are deliberately unaligned), and O_DIRECT wants offsets, lengths and
+// buffers aligned to the device's blocks: the library reads whole aligned blocks through an aligned
+// buffer and copies out what was asked. The results are those of memory, bit for bit, for compute
+// calls and prefetch alike, and the caller's descriptor keeps its flag. Before the fix every such
+// call was status 3 ("Invalid argument").
+TEST(FileWeights, ODirectDescriptorGivesTheSameBits) {
+    const std::string path = direct_io_path();
+    if (path.empty()) GTEST_SKIP() << "no filesystem here enforces O_DIRECT alignment";
+    const testkit::TokenProblem p = mixed_problem();
+    const std::vector<float> from_memory = run_token(p, 1);
+    const testkit::RowsProblem rows = testkit::make_rows_problem(
+        testkit::ExpertSpec{MEMRA_QTYPE_Q5_K, MEMRA_QTYPE_Q2_K, MEMRA_QTYPE_IQ3_S}, 3, 512, 256, 63);
+    const std::vector<float> rows_memory = run_rows(rows, 1);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors(), rows_expert = rows.experts.descriptors();
+    std::vector<CpuProjectionV2 *> all = projections_of(experts);
+    for (CpuProjectionV2 *q : projections_of(rows_expert)) all.push_back(q);
+    const WeightsFile file(all, path);
+    const int fd = open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    unlink(path.c_str());
+    ASSERT_GE(fd, 0);
+    for (CpuProjectionV2 *q : all) q->file_fd = fd;
+    // The first call reads (a fresh file), the second is served from what it cached.
+    for (int call = 0; call < 2; ++call) {
+        std::vector<float> out(512);
+        const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 2);
+        ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
+        EXPECT_TRUE(same_bits(out, from_memory)) << "call " << call;
+    }
+    // The rows expert through prefetch: the worker reads through its duplicate, which shares the
+    // flag; then the call.
+    std::vector<CpuProjectionV2> projections;
+    for (const CpuProjectionV2 *q : {&rows_expert[0].gate, &rows_expert[0].up, &rows_expert[0].down})
+        projections.push_back(*q);
+    char error[256] = {};
+    ASSERT_EQ(memra_cpu_expert_prefetch_v2(projections.data(), 3, error, sizeof error), MEMRA_STATUS_OK) << error;
+    std::vector<float> rows_out(3 * 512);
+    const CallResult r = call_rows(rows_expert.data(), rows.inputs.data(), 3, rows.route_weights.data(), rows_out.data(), 2);
+    ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
+    EXPECT_TRUE(same_bits(rows_out, rows_memory));
+    EXPECT_NE(fcntl(fd, F_GETFL) & O_DIRECT, 0) << "the caller's descriptor lost O_DIRECT";
+    close(fd);
 }
 
 struct IoCase {

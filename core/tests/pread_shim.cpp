@@ -19,6 +19,7 @@ dev_t g_dev;
 ino_t g_ino;
 std::atomic<uint64_t> g_faults{0};
 std::atomic<uint64_t> g_calls{0};
+std::atomic<uint64_t> g_reads{0};
 
 using PreadFn = ssize_t (*)(int, void *, size_t, off_t);
 
@@ -42,6 +43,7 @@ ArmedPreadFault::ArmedPreadFault(const PreadFault &fault) {
     g_dev = st.st_dev;
     g_ino = st.st_ino;
     g_faults = 0;
+    g_reads = 0;
     g_armed = true;
 }
 
@@ -51,6 +53,8 @@ ArmedPreadFault::~ArmedPreadFault() {
 }
 
 uint64_t ArmedPreadFault::faults() const { return g_faults.load(); }
+
+uint64_t ArmedPreadFault::reads() const { return g_reads.load(); }
 
 }  // namespace memra::tests
 
@@ -68,6 +72,7 @@ extern "C" __attribute__((visibility("default"))) ssize_t pread(int fd, void *bu
         ino = g_ino;
     }
     if (!same_file(fd, dev, ino)) return real_pread()(fd, buf, count, offset);
+    ++g_reads;
     switch (fault.kind) {
     case PreadFault::Kind::kFailAt:
         if (uint64_t(offset) <= fault.offset && fault.offset < uint64_t(offset) + count) {
@@ -88,6 +93,20 @@ extern "C" __attribute__((visibility("default"))) ssize_t pread(int fd, void *bu
             ++g_faults;
             errno = EINTR;
             return -1;
+        }
+        break;
+    case PreadFault::Kind::kSlow:  // a slow disk: the read stays in flight (no lock held)
+        ++g_faults;
+        usleep(fault.delay_us);
+        break;
+    case PreadFault::Kind::kChangeMidRead:
+        if (count > 1 && (fault.changes == 0 || g_faults < fault.changes)) {
+            const ssize_t got = real_pread()(fd, buf, count / 2, offset);
+            if (got > 0) {
+                ++g_faults;
+                fault.change(fault.context);
+            }
+            return got;
         }
         break;
     }
