@@ -60,12 +60,25 @@ void shelve(uint8_t *p, size_t size) {
     ::munmap(p, size);
 }
 
-// A shelved buffer resized to `size` bytes, or nullptr.
+// A shelved buffer resized to `size` bytes, or nullptr: the smallest that holds `size`, else the
+// largest (resizing keeps the pages both have: a good fit faults in or gives back the least).
 uint8_t *unshelve(size_t size) {
-    for (std::atomic<uint8_t *> &slot : g_shelf) {
-        if (!slot.load(std::memory_order_relaxed)) continue;
-        uint8_t *p = slot.exchange(nullptr, std::memory_order_acquire);
-        if (!p) continue;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        int best = -1;
+        size_t best_size = 0;
+        for (int i = 0; i < kShelfSlots; ++i) {
+            const uint8_t *p = g_shelf[i].load(std::memory_order_acquire);
+            if (!p) continue;
+            const size_t had = shelved_size(p);
+            const bool better = best < 0 || (had >= size ? best_size < size || had < best_size : best_size < had);
+            if (better) {
+                best = i;
+                best_size = had;
+            }
+        }
+        if (best < 0) return nullptr;
+        uint8_t *p = g_shelf[best].exchange(nullptr, std::memory_order_acquire);
+        if (!p) continue;  // taken meanwhile by another thread: look again
         const size_t had = shelved_size(p);
         g_shelf_bytes.fetch_sub(had, std::memory_order_relaxed);
         void *q = had == size ? p : ::mremap(p, had, size, MREMAP_MAYMOVE);
