@@ -12,8 +12,8 @@
 namespace memra::bench {
 namespace {
 
-// The longest a turn waits for the previous contender's threads to go to sleep (libgomp's workers
-// spin for a few ms after a region by default); after it the turn starts anyway.
+// The longest a turn waits for the previous contender's threads to go to sleep (memra's helpers
+// and ggml's pool spin briefly after a call); after it the turn starts anyway.
 constexpr double kMaxIdleWait = 0.05;
 
 // The call on window (or expert) k, writing out; returns the seconds of the call itself (its
