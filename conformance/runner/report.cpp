@@ -148,7 +148,7 @@ void print_table(std::ostream &out, const RunContext &ctx, const Report &report)
     if (report.any_failure())
         out << "FAIL: a backend differs from the scalar reference, or is broken";
     else
-        out << "pass" << (cases == 0 ? ": nothing besides the scalar reference runs here" : "");
+        out << "pass" << (cases == 0 ? ", but ONLY THE SCALAR REFERENCE RAN: no backend was compared with it" : "");
     out << " (" << cases << " backend x case comparisons)\n";
 }
 
@@ -173,7 +173,11 @@ void print_json(std::ostream &out, const RunContext &ctx, const Report &report) 
         }
         j.end_object().end_object();
     }
-    j.end_array().field("passed", !report.any_failure()).end_object();
+    int64_t cases = 0;
+    for (const BackendResult &r : report.results)
+        for (const Cell &c : r.cells) cases += c.cases;
+    // "only_scalar": nothing ran besides the reference, so "passed" compared nothing.
+    j.end_array().field("comparisons", cases).field("only_scalar", cases == 0).field("passed", !report.any_failure()).end_object();
     out << "\n";
 }
 
