@@ -1,15 +1,123 @@
 // memra-gguf run: its arguments, its agreement with the library called directly on the same
 // experts and inputs, memory and file sources giving identical outputs, the scalar check, and the
 // cache counters it reports.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <stdexcept>
 
 #include "abi_loader.h"
-#include "layer_experts.h"
+#include "memra/cpu_experts.h"
 #include "scalar_check.h"
 #include "tool_runner.h"
 
 namespace memra::gguf_tool::test {
 namespace {
+
+// The reference side of the direct-call test, written from the GGUF v3 specification and ggml's
+// block sizes, sharing no code with the tool (its reader, memra_gguf, and its LayerExperts): the
+// file's tensor table read byte by byte, each expert's slice of a merged [in, out, n_expert]
+// tensor computed here.
+struct RawTensor {
+    uint32_t ggml_type = 0;
+    std::vector<uint64_t> dims;  // ne[0] (in_features), ne[1] (out_features), ne[2] (experts)
+    uint64_t offset = 0;         // from the start of the data section
+};
+struct RawGguf {
+    std::string bytes;
+    uint64_t data_start = 0;
+    std::map<std::string, RawTensor> tensors;
+};
+
+RawGguf read_gguf_by_hand(const std::string &path) {
+    RawGguf g;
+    std::ifstream in(path, std::ios::binary);
+    g.bytes.assign(std::istreambuf_iterator<char>(in), {});
+    size_t at = 0;
+    auto take = [&](size_t n) {
+        if (at + n > g.bytes.size()) throw std::runtime_error(path + ": truncated");
+        const char *p = g.bytes.data() + at;
+        at += n;
+        return p;
+    };
+    auto u32 = [&] { uint32_t v; std::memcpy(&v, take(4), 4); return v; };
+    auto u64 = [&] { uint64_t v; std::memcpy(&v, take(8), 8); return v; };
+    auto str = [&] { const uint64_t n = u64(); return std::string(take(n), n); };
+    // Value sizes of GGUF's scalar types (0 u8, 1 i8, 2 u16, 3 i16, 4 u32, 5 i32, 6 f32, 7 bool,
+    // 10 u64, 11 i64, 12 f64); 8 is a string, 9 an array.
+    auto scalar_size = [](uint32_t t) -> size_t {
+        static const size_t sizes[] = {1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
+        return t < 13 ? sizes[t] : 0;
+    };
+    if (std::string(take(4), 4) != "GGUF") throw std::runtime_error(path + ": not GGUF");
+    if (u32() != 3) throw std::runtime_error(path + ": not GGUF version 3");
+    const uint64_t n_tensors = u64(), n_kv = u64();
+    uint64_t alignment = 32;
+    for (uint64_t i = 0; i < n_kv; ++i) {
+        const std::string key = str();
+        const uint32_t type = u32();
+        if (type == 8) {
+            str();
+        } else if (type == 9) {
+            const uint32_t elem = u32();
+            const uint64_t count = u64();
+            for (uint64_t k = 0; k < count; ++k)
+                if (elem == 8) str(); else take(scalar_size(elem));
+        } else if (key == "general.alignment" && type == 4) {
+            alignment = u32();
+        } else {
+            if (scalar_size(type) == 0) throw std::runtime_error(path + ": unknown value type");
+            take(scalar_size(type));
+        }
+    }
+    for (uint64_t i = 0; i < n_tensors; ++i) {
+        const std::string name = str();
+        RawTensor t;
+        const uint32_t n_dims = u32();
+        for (uint32_t d = 0; d < n_dims; ++d) t.dims.push_back(u64());
+        t.ggml_type = u32();
+        t.offset = u64();
+        g.tensors[name] = t;
+    }
+    g.data_start = (at + alignment - 1) / alignment * alignment;
+    return g;
+}
+
+// ggml's block geometry of the formats the fixture's model uses: {elements, bytes} per block.
+std::pair<uint64_t, uint64_t> ggml_block(uint32_t ggml_type) {
+    switch (ggml_type) {
+    case 8: return {32, 34};     // Q8_0: f16 scale + 32 int8
+    case 12: return {256, 144};  // Q4_K: f16 d, f16 dmin, 12 bytes of scales, 128 bytes of nibbles
+    case 23: return {256, 136};  // IQ4_XS: f16 d, u16 scales_h, 4 bytes scales_l, 128 bytes
+    default: throw std::runtime_error("the fixture uses no ggml type " + std::to_string(ggml_type));
+    }
+}
+
+// Expert e's projection of tensor `name`: its rows are out_features consecutive rows of the merged
+// tensor starting at row e * out_features; from memory (a pointer into g.bytes) or from fd.
+CpuProjectionV2 expert_projection(const RawGguf &g, const std::string &name, uint32_t e, int fd) {
+    const RawTensor &t = g.tensors.at(name);
+    if (t.dims.size() != 3 || e >= t.dims[2]) throw std::runtime_error(name + ": not a merged expert tensor");
+    const auto [elems, block_bytes] = ggml_block(t.ggml_type);
+    const uint64_t row_bytes = t.dims[0] / elems * block_bytes, bytes = row_bytes * t.dims[1];
+    const uint64_t at = g.data_start + t.offset + uint64_t(e) * bytes;
+    if (at + bytes > g.bytes.size()) throw std::runtime_error(name + ": slice past the end of the file");
+    CpuProjectionV2 p{};
+    p.qtype = int32_t(t.ggml_type);
+    p.in_features = int32_t(t.dims[0]);
+    p.out_features = int32_t(t.dims[1]);
+    p.row_bytes = row_bytes;
+    p.byte_len = bytes;
+    p.scale = 1.0f;
+    p.weights = fd >= 0 ? nullptr : reinterpret_cast<const uint8_t *>(g.bytes.data()) + at;
+    p.file_fd = fd;
+    p.file_offset = fd >= 0 ? at : 0;
+    return p;
+}
 
 class Run : public ScratchDir {
 protected:
@@ -55,9 +163,10 @@ TEST_F(Run, BadArgumentsAreOneLineErrors) {
     }
 }
 
-// The tool's outputs equal, bit for bit, what the library returns when this test builds the same
-// CpuExpertV2 records itself and calls memra_cpu_moe_token_v2 on the tool's inputs; the file
-// source gives the very same bytes as the memory source.
+// The tool's outputs equal, bit for bit, what the library returns when this test builds the
+// CpuExpertV2 records itself (read_gguf_by_hand, expert_projection: none of the tool's layout
+// code) and calls memra_cpu_moe_token_v2 on the tool's inputs; the file source gives the very same
+// bytes as the memory source.
 TEST_F(Run, OutputsEqualDirectLibraryCallsFromMemoryAndFile) {
     const std::vector<std::string> common = {"run", model_, "--layer", "1", "--experts", "3,0,2", "--weights", "0.5,0.25,-0.125",
                                              "--tokens", "5", "--threads", "2", "--no-check", "--lib", MEMRA_TEST_LIBRARY};
@@ -76,21 +185,40 @@ TEST_F(Run, OutputsEqualDirectLibraryCallsFromMemoryAndFile) {
     ASSERT_EQ(from_memory.size(), 5u * 512);
     EXPECT_EQ(std::memcmp(from_memory.data(), from_file.data(), from_memory.size() * sizeof(float)), 0);
 
-    const gguf::File f(model_);
-    const gguf::MoeLayer layer = gguf::find_moe_layers(f.model()).at(1);
-    for (WeightSource source : {WeightSource::Memory, WeightSource::File}) {
-        const LayerExperts experts(f, layer, {3, 0, 2}, {0.5f, 0.25f, -0.125f}, source);
+    const RawGguf g = read_gguf_by_hand(model_);
+    const int fd = ::open(model_.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    for (const bool from_file : {false, true}) {
+        std::vector<CpuExpertV2> experts;
+        const uint32_t ids[] = {3, 0, 2};
+        const float weights[] = {0.5f, 0.25f, -0.125f};
+        for (int i = 0; i < 3; ++i) {
+            CpuExpertV2 e{};
+            e.gate = expert_projection(g, "blk.1.ffn_gate_exps.weight", ids[i], from_file ? fd : -1);
+            e.up = expert_projection(g, "blk.1.ffn_up_exps.weight", ids[i], from_file ? fd : -1);
+            e.down = expert_projection(g, "blk.1.ffn_down_exps.weight", ids[i], from_file ? fd : -1);
+            e.route_weight = weights[i];
+            experts.push_back(e);
+        }
+        // The fixture's shapes and formats, as synth was asked for them.
+        EXPECT_EQ(experts[0].gate.qtype, 12);
+        EXPECT_EQ(experts[0].up.qtype, 23);
+        EXPECT_EQ(experts[0].down.qtype, 8);
+        EXPECT_EQ(experts[0].gate.in_features, 512);
+        EXPECT_EQ(experts[0].gate.out_features, 256);
+        EXPECT_EQ(experts[0].down.out_features, 512);
         memra_testkit_abi abi;
         char error[1024] = "";
         ASSERT_EQ(memra_testkit_abi_open(MEMRA_TEST_LIBRARY, &abi, error, sizeof error), 0) << error;
         std::vector<float> direct(inputs.size());
         for (size_t t = 0; t < 5; ++t)
-            ASSERT_EQ(abi.moe_token(experts.data(), experts.count(), inputs.data() + t * 512, direct.data() + t * 512, 2,
-                                    error, sizeof error), 0) << error;
+            ASSERT_EQ(abi.moe_token(experts.data(), int32_t(experts.size()), inputs.data() + t * 512, direct.data() + t * 512,
+                                    2, error, sizeof error), 0) << error;
         memra_testkit_abi_close(&abi);
         EXPECT_EQ(std::memcmp(direct.data(), from_memory.data(), direct.size() * sizeof(float)), 0)
-            << (source == WeightSource::File ? "file" : "memory") << " source";
+            << (from_file ? "file" : "memory") << " source";
     }
+    ::close(fd);
 }
 
 TEST_F(Run, ReportsLatencyCacheAndScalarAgreement) {
