@@ -128,13 +128,12 @@ void print(const Report &report) {
     std::printf("\nfile source: cache hits %llu, misses %llu, %llu bytes read\n", (unsigned long long)report.file_hits,
                 (unsigned long long)report.file_misses, (unsigned long long)report.file_read_bytes);
     std::printf(
-        "vs scalar: the same tokens on MEMRA_CPU_EXPERT_BACKEND=scalar (max relative L2, tolerance %.0e; expected\n"
-        "           bit-identical); vs exact: relative L2 error against the dequantized weights applied in double\n"
+        "vs scalar: the same tokens on MEMRA_CPU_EXPERT_BACKEND=scalar (bit-identical required; otherwise the max\n"
+        "           relative L2 difference is shown, and fails); vs exact: relative L2 error against the dequantized weights applied in double\n"
         "           to the f32 input; vs ggml: against the same with activations rounded as ggml does (only the\n"
         "           float order differs); each the worst token, tolerances derived in conformance/testkit/accuracy.h.\n"
         "           The file source must equal the memory source bit for bit. us/call: the median of one token\n"
-        "           call, or of one batch (a rows call per expert); GB/s: the weights one call reads / that median.\n",
-        gguf_tool::kScalarTolerance);
+        "           call, or of one batch (a rows call per expert); GB/s: the weights one call reads / that median.\n");
 }
 
 }  // namespace memra::demo
