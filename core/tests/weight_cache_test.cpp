@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "cache.h"
@@ -240,10 +243,32 @@ TEST(Settings, ByteSizes) {
     }
 }
 
+// The memory the default budget is a quarter of, read here independently of settings.cpp:
+// MemTotal of /proc/meminfo (the kernel's total RAM, what sysconf(_SC_PHYS_PAGES) reports too),
+// lowered to this process's cgroup v2 memory.max when that is a number.
+uint64_t memory_for_the_budget() {
+    uint64_t memory = 0;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string key; meminfo >> key;) {
+        uint64_t kib = 0;
+        std::string unit;
+        if (key == "MemTotal:" && meminfo >> kib >> unit && unit == "kB") memory = kib * 1024;
+        meminfo.ignore(1 << 20, '\n');
+    }
+    std::ifstream cgroup("/proc/self/cgroup");
+    std::string line, path;
+    while (std::getline(cgroup, line))
+        if (line.compare(0, 3, "0::") == 0) path = line.substr(3);
+    std::ifstream max("/sys/fs/cgroup" + path + "/memory.max");
+    std::string text;
+    if (max >> text && text != "max") memory = std::min<uint64_t>(memory, std::stoull(text));
+    return memory;
+}
+
 TEST(Settings, DefaultCacheBudgetIsAQuarterOfMemoryAtMost64GiB) {
-    const uint64_t budget = default_cache_bytes();
-    EXPECT_GT(budget, 0u);
-    EXPECT_LE(budget, 64ull << 30);
+    const uint64_t memory = memory_for_the_budget();
+    ASSERT_GT(memory, 0u) << "no MemTotal in /proc/meminfo";
+    EXPECT_EQ(default_cache_bytes(), std::min<uint64_t>(memory / 4, 64ull << 30)) << "memory " << memory << " bytes";
 }
 
 }  // namespace
