@@ -24,10 +24,19 @@ namespace {
 
 // A tile is the unit of parallel work: a run of consecutive output rows of one matrix. Threads
 // split rows, never a row's reduction, so every value is computed the same way whatever the
-// team size: results are bit-identical for any `threads`. ~64 KiB of weights per tile keeps
-// the scheduling overhead small next to the memory traffic and still balances 8 experts over
-// a few cores; a multiple of 8 rows suits the SIMD kernels' row blocking.
-constexpr size_t kTileBytes = 64 * 1024;
+// team size: results are bit-identical for any `threads`; a multiple of 8 rows suits the SIMD
+// kernels' row blocking.
+//
+// Tiles are as large as balance allows: each phase's weights (all gate matrices; all down
+// matrices) in about kTilesPerMember tiles per team member, between 64 KiB and 1 MiB. A thread
+// reads a tile as one sequential stream and jumps at the next tile; with 2 threads taking
+// alternate 64 KiB tiles (the size before) an AMD Zen 5 read 30-50% slower than with 1 MiB tiles
+// (token call, 8 experts 4096 x 1536, 2 threads: q4_K 29 -> 44 GB/s, q8_0 32 -> 47, f32 47 ->
+// 52; docs/benchmarks.md). 4 tiles per member leave the dynamic schedule room to even out a
+// member that lost its core for a while; the rows call (one expert) keeps small tiles that way.
+constexpr size_t kMinTileBytes = 64 * 1024;
+constexpr size_t kMaxTileBytes = 1024 * 1024;
+constexpr size_t kTilesPerMember = 4;
 constexpr int32_t kTileRowMultiple = 8;
 
 struct Projection {
@@ -36,7 +45,6 @@ struct Projection {
     int32_t in = 0, out = 0;
     float scale = 1.0f;
     const memra_kernel_v1 *kernel = nullptr;
-    int32_t tile_rows = 0;
 };
 
 struct ExpertPlan {
@@ -73,8 +81,14 @@ Workspace &thread_workspace() {
     return ws;
 }
 
-int32_t tile_rows_for(size_t row_bytes, int32_t out) {
-    size_t rows = std::max<size_t>(1, kTileBytes / std::max<size_t>(row_bytes, 1));
+// The tile size for a phase whose matrices hold `phase_bytes` together, cut for `members` threads.
+size_t tile_bytes_for(size_t phase_bytes, int32_t members) {
+    const size_t share = phase_bytes / (static_cast<size_t>(std::max(members, 1)) * kTilesPerMember);
+    return std::clamp(share, kMinTileBytes, kMaxTileBytes);
+}
+
+int32_t tile_rows_for(size_t row_bytes, int32_t out, size_t tile_bytes) {
+    size_t rows = std::max<size_t>(1, tile_bytes / std::max<size_t>(row_bytes, 1));
     rows = (rows + kTileRowMultiple - 1) / kTileRowMultiple * kTileRowMultiple;
     return static_cast<int32_t>(std::min<size_t>(rows, static_cast<size_t>(out)));
 }
@@ -101,7 +115,6 @@ Projection plan_projection(const BackendRegistry &registry, const CpuProjectionV
     out.out = p.out_features;
     out.scale = p.scale;
     out.kernel = choice.kernel;
-    out.tile_rows = tile_rows_for(p.row_bytes, p.out_features);
     return out;
 }
 
@@ -120,9 +133,9 @@ void read_file_weights(const CpuExpertV2 *experts, int32_t count, bool single,
     weights.resolve();
 }
 
-void append_tiles(std::vector<Tile> &tiles, int32_t expert, const Projection &p) {
-    for (int32_t r = 0; r < p.out; r += p.tile_rows)
-        tiles.push_back({expert, r, std::min(p.out, r + p.tile_rows)});
+void append_tiles(std::vector<Tile> &tiles, int32_t expert, const Projection &p, size_t tile_bytes) {
+    const int32_t tile_rows = tile_rows_for(p.row_bytes, p.out, tile_bytes);
+    for (int32_t r = 0; r < p.out; r += tile_rows) tiles.push_back({expert, r, std::min(p.out, r + tile_rows)});
 }
 
 // silu(s_g * g) * (s_u * u), silu(t) = t / (1 + e^-t), elementwise over a run of rows.
@@ -133,14 +146,22 @@ void swiglu(const float *g, const float *u, float gate_scale, float up_scale, fl
     }
 }
 
-// The tiles of every planned expert: its gate/up rows (gate and up share a shape), then its down
-// rows.
-void cut_tiles(Workspace &ws) {
+size_t matrix_bytes(const Projection &p) { return p.row_bytes * static_cast<size_t>(p.out); }
+
+// The tiles of every planned expert for a team of at most `members`: its gate/up rows (gate and
+// up share a shape; a tile's size counts the gate's bytes), then its down rows.
+void cut_tiles(Workspace &ws, int32_t members) {
+    size_t gate_bytes = 0, down_bytes = 0;
+    for (const ExpertPlan &e : ws.experts) {
+        gate_bytes += matrix_bytes(e.gate);
+        down_bytes += matrix_bytes(e.down);
+    }
+    const size_t gate_tile = tile_bytes_for(gate_bytes, members), down_tile = tile_bytes_for(down_bytes, members);
     ws.gate_up_tiles.clear();
     ws.down_tiles.clear();
     for (size_t i = 0; i < ws.experts.size(); ++i) {
-        append_tiles(ws.gate_up_tiles, static_cast<int32_t>(i), ws.experts[i].gate);
-        append_tiles(ws.down_tiles, static_cast<int32_t>(i), ws.experts[i].down);
+        append_tiles(ws.gate_up_tiles, static_cast<int32_t>(i), ws.experts[i].gate, gate_tile);
+        append_tiles(ws.down_tiles, static_cast<int32_t>(i), ws.experts[i].down, down_tile);
     }
 }
 
@@ -171,10 +192,7 @@ int32_t allowed_cpus() {
 }
 
 // Results never depend on the team size (threads split rows, never a row's reduction).
-int32_t team_size(int32_t threads, size_t work_items) {
-    const size_t team = std::min({static_cast<size_t>(threads), work_items, static_cast<size_t>(allowed_cpus())});
-    return static_cast<int32_t>(std::max<size_t>(1, team));
-}
+int32_t team_cap(int32_t threads) { return std::max(1, std::min(threads, allowed_cpus())); }
 
 void wait_until_set(const std::atomic<bool> &flag) {
     for (int spins = 0; !flag.load(std::memory_order_acquire); ++spins)
@@ -190,13 +208,13 @@ void wait_until_set(const std::atomic<bool> &flag) {
 // that is not waiting. Every value is still computed by the same operations whatever the team
 // size.
 template <class GateUp, class QuantizeH, class Down>
-void run_tiles(Workspace &ws, int32_t threads, const GateUp &gate_up, const QuantizeH &quantize_h,
+void run_tiles(Workspace &ws, int32_t members, const GateUp &gate_up, const QuantizeH &quantize_h,
                const Down &down) {
     const Tile *gu = ws.gate_up_tiles.data();
     const Tile *d = ws.down_tiles.data();
     const long n_gu = static_cast<long>(ws.gate_up_tiles.size());
     const long n_d = static_cast<long>(ws.down_tiles.size());
-    const int32_t team = team_size(threads, static_cast<size_t>(std::max(n_gu, n_d)));
+    const int32_t team = static_cast<int32_t>(std::min<long>(members, std::max<long>(1, std::max(n_gu, n_d))));
     ExpertProgress *progress = reset_progress(ws);
     auto one_tile = [&](long t) {
         if (t < n_gu) {
@@ -260,13 +278,14 @@ void moe_token(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
     for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
         if (x.needed[f]) registry.quantizer_for(f)(input, n_in, base + x.offset[f]);
 
-    cut_tiles(ws);
+    const int32_t members = team_cap(threads);
+    cut_tiles(ws, members);
     watch.lap_into(stats().prepare_ns);
 
     const ExpertPlan *plans = ws.experts.data();
     auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
     run_tiles(
-        ws, threads,
+        ws, members,
         [&](const Tile &tile) {  // gate and up fused: one tile reads the same quantized x for both
             const ExpertPlan &e = plans[tile.expert];
             const int32_t rows = tile.row_end - tile.row_begin;
@@ -341,13 +360,14 @@ void expert_rows(const BackendRegistry &registry, const CpuExpertV2 &expert, con
                 registry.quantizer_for(f)(inputs + r * static_cast<size_t>(n_in), n_in,
                                           base + x.offset[f] + r * x_stride[f]);
 
-    cut_tiles(ws);
+    const int32_t members = team_cap(threads);
+    cut_tiles(ws, members);
     watch.lap_into(stats().prepare_ns);
 
     auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
     float *G = f32(e.gate_out), *U = f32(e.up_out), *H = f32(e.h), *D = f32(e.down_out);
     run_tiles(
-        ws, threads,
+        ws, members,
         // Each tile of rows is applied to all m activation rows at once (gemm), so a kernel
         // decodes each weight block once for every row instead of once per row.
         [&](const Tile &tile) {
