@@ -7,7 +7,10 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "backend_inventory.h"
@@ -71,19 +74,41 @@ TEST(Demo, PassesAndPrintsTheLinesPackagingGreps) {
     EXPECT_NE(r.out.find("file source: cache hits 72, misses 24, "), std::string::npos) << r.out;
 }
 
-// With every plugin forced in turn (those this CPU runs), the table says that plugin served,
-// and its results still equal the scalar backend's.
+// Every plugin forced in turn: one this CPU runs is what the table says served, and its results
+// still equal the scalar backend's; one it cannot run makes every call fail and the demo exit 1
+// (so the test asserts something on a CPU that runs no SIMD plugin too). The scalar backend forced
+// serves every row itself. The three SIMD plugins must all be installed in the build tree.
 TEST(Demo, ChecksTheForcedPluginAgainstScalar) {
-    for (const memra::tests::InstalledBackend &b : memra::tests::installed_backends(MEMRA_TEST_BACKEND_DIR)) {
-        if (b.name == "scalar" || !memra::tests::missing_features(b).empty()) continue;
-        const ProcessResult r = demo({"--tokens", "2", "--lib", MEMRA_TEST_LIBRARY}, {{"MEMRA_CPU_EXPERT_BACKEND", b.name}});
+    const std::vector<memra::tests::InstalledBackend> all = memra::tests::installed_backends(MEMRA_TEST_BACKEND_DIR);
+    // MEMRA_TEST_HIDE_CPU_FEATURES (a smaller CPU played, backend_inventory.h): the library hides them too.
+    std::map<std::string, std::string> env;
+    if (const char *hide = std::getenv("MEMRA_TEST_HIDE_CPU_FEATURES")) {
+        std::istringstream words(hide);
+        std::string list;
+        for (std::string w; words >> w;) list += (list.empty() ? "" : ",") + w;
+        env["MEMRA_CPU_EXPERT_DISABLE_FEATURES"] = list;
+    }
+    std::set<std::string> seen;
+    for (const memra::tests::InstalledBackend &b : all) {
+        seen.insert(b.name);
+        env["MEMRA_CPU_EXPERT_BACKEND"] = b.name;
+        const ProcessResult r = demo({"--tokens", "2", "--lib", MEMRA_TEST_LIBRARY}, env);
+        if (!memra::tests::missing_features(b).empty()) {
+            EXPECT_EQ(r.exit_code, 1) << b.name << " cannot run here, yet the demo passed\n" << r.out << r.err;
+            EXPECT_NE(r.out.find("call failed: memra_cpu_moe_token_v2 returned 5"), std::string::npos) << b.name << "\n" << r.out;
+            EXPECT_EQ(lines(r.out).back(), "SOME CHECKS FAILED") << b.name << "\n" << r.out;
+            continue;
+        }
         ASSERT_EQ(r.exit_code, 0) << b.name << "\n" << r.out << r.err;
         EXPECT_NE(lines(r.out).at(1).find("backend " + b.name + " (forced"), std::string::npos) << r.out;
-        for (const std::string &row : table_rows(r.out)) {
-            EXPECT_NE(row.find(" " + b.name), std::string::npos) << b.name << ": " << row;
+        const std::vector<std::string> rows = table_rows(r.out);
+        EXPECT_EQ(rows.size(), 16u) << b.name << "\n" << r.out;
+        for (const std::string &row : rows) {
+            EXPECT_NE(row.find(" " + b.name + " "), std::string::npos) << b.name << ": " << row;
             EXPECT_NE(row.find(" bit-identical "), std::string::npos) << b.name << ": " << row;
         }
     }
+    EXPECT_EQ(seen, (std::set<std::string>{"scalar", "avx2", "avxvnni", "avx512"})) << "plugins in " << MEMRA_TEST_BACKEND_DIR;
 }
 
 // With the cache off the file source streams every projection on every call, and still equals
