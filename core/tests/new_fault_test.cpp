@@ -107,23 +107,37 @@ TEST(NewFault, EveryAllocationOfAPrefetchCallInTurn) {
     EXPECT_GT(n, 1u);
 }
 
-// The prefetch worker can allocate nothing: every job is skipped (not cached), the worker lives
-// on, and the compute call reads for itself.
+// The prefetch worker can allocate nothing: every job is skipped (not cached), the compute call
+// reads for itself, and the worker lives on (the next prefetch, unarmed, caches).
 TEST(NewFault, ThePrefetchWorkerSurvivesRefusedAllocations) {
     const testkit::TokenProblem p = testkit::make_token_problem(format_mix(4, 4), kEmbd, kFf, 701);
     const std::vector<float> expected = run_token(p, 1);
     FreshFile fresh(p);
     std::vector<CpuProjectionV2> projections;
     for (const CpuProjectionV2 *q : projections_of(fresh.experts)) projections.push_back(*q);
+    auto prefetch = [](std::vector<CpuProjectionV2> list) {
+        char error[256] = {};
+        EXPECT_EQ(memra_cpu_expert_prefetch_v2(list.data(), int32_t(list.size()), error, sizeof error), MEMRA_STATUS_OK)
+            << error;
+    };
+    // Another file's projections: the first for the warm-up, the others to show the worker lives on.
+    const testkit::TokenProblem other = testkit::make_token_problem(format_mix(0, 4), kEmbd, kFf, 702);
+    FreshFile warm(other);
+    std::vector<CpuProjectionV2> warm_projections;
+    for (const CpuProjectionV2 *q : projections_of(warm.experts)) warm_projections.push_back(*q);
+    {
+        // A prefetch first, unarmed, so that the worker thread exists before the fault is armed
+        // (the faults then hit its jobs, not its start); its one job has ended once it is cached.
+        const CacheCounters start = cache_counters();
+        prefetch({warm_projections.front()});
+        ASSERT_TRUE(eventually([&] { return (cache_counters() - start)[3] > 0; }))
+            << "the unarmed prefetch cached nothing: " << describe_line();
+    }
     const uint64_t queued = prefetch_count("queued"), skipped = prefetch_count("skipped"), failed = prefetch_count("failed");
     const CacheCounters before = cache_counters();
     {
-        // A prefetch first, unarmed, so that the worker thread exists before the fault is armed.
         const ArmedNewFault fault = ArmedNewFault::every_on_other_threads();
-        char error[256] = {};
-        ASSERT_EQ(memra_cpu_expert_prefetch_v2(projections.data(), int32_t(projections.size()), error, sizeof error),
-                  MEMRA_STATUS_OK)
-            << error;
+        prefetch(projections);
         ASSERT_TRUE(eventually([&] {
             return prefetch_count("skipped") - skipped + prefetch_count("failed") - failed ==
                    prefetch_count("queued") - queued;
@@ -135,6 +149,10 @@ TEST(NewFault, ThePrefetchWorkerSurvivesRefusedAllocations) {
     const CallResult r = call_token(fresh.experts.data(), 4, p.input.data(), out.data(), 2);
     ASSERT_EQ(r.status, MEMRA_STATUS_OK) << r.message;
     EXPECT_TRUE(same_bits(out, expected));
+    const CacheCounters after = cache_counters();
+    prefetch(std::vector<CpuProjectionV2>(warm_projections.begin() + 1, warm_projections.end()));
+    EXPECT_TRUE(eventually([&] { return (cache_counters() - after)[3] > 0; }))
+        << "the worker cached nothing after the refused allocations: " << describe_line();
 }
 
 }  // namespace
