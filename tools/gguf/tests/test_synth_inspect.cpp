@@ -117,8 +117,19 @@ TEST_F(SynthInspect, WeightsDecodeToTheSyntheticDistribution) {
         for (float v : row) sum2 += double(v) * v;
     }
     const double rms = std::sqrt(sum2 / double(s.in_features * s.out_features));
-    // Row scales are exp(0.25 N(0,1)) / sqrt(256), outliers 4x on 0.5%: E[rms] ~ 1.1 / 16.
-    EXPECT_NEAR(rms, 1.1 / 16, 0.02) << rms;
+    // Row r is sigma_r g (g ~ N(0,1), times 4 on 0.5% of values), sigma_r = exp(0.25 z) / sqrt(n),
+    // n = 256 values per row, R = 512 rows. E[sigma^2] = E[e^(z/2)] / n = e^(1/8) / n,
+    // E[g^2 o^2] = 1 + 0.005 * 15 = 1.075, so E[rms^2] = 1.075 e^(1/8) / 256 (rms ~ 0.06898).
+    // Spread of rms^2 (relative variance): the row scales, Var(sigma^2)/E[sigma^2]^2 = e^(1/4) - 1
+    // = 0.284 over R rows; the values, E[g^4 o^4] / E[g^2 o^2]^2 - 1 = 3 (0.995 + 0.005 * 256) /
+    // 1.075^2 - 1 = 4.91 over R n values; Q6_K's rounding adds ~1e-4 relative, negligible. rms's
+    // relative sd is half that of rms^2; 5 of them are allowed (~6%, where the old 0.02 was 29%).
+    const double n = double(s.in_features), rows = double(s.out_features);
+    const double expected = std::sqrt(1.075 * std::exp(0.125) / n);
+    const double rel_var = (std::exp(0.25) - 1) / rows + (3 * (0.995 + 0.005 * 256) / (1.075 * 1.075) - 1) / (rows * n);
+    EXPECT_EQ(n, 256);
+    EXPECT_EQ(rows, 512);
+    EXPECT_NEAR(rms, expected, 5 * 0.5 * std::sqrt(rel_var) * expected) << rms;
 }
 
 TEST_F(SynthInspect, SameSeedSameBytesOtherSeedOtherBytes) {
