@@ -42,18 +42,22 @@ GgmlPeer::GgmlPeer(const std::string &path) {
                                   std::to_string(MEMRA_GGML_PEER_ABI_VERSION) + ": rebuild it");
         const auto open = symbol<memra_ggml_peer_open_fn>(handle_, "memra_ggml_peer_open", path);
         const auto describe = symbol<memra_ggml_peer_describe_fn>(handle_, "memra_ggml_peer_describe", path);
-        const auto has_feature = symbol<memra_ggml_peer_has_feature_fn>(handle_, "memra_ggml_peer_has_feature", path);
+        has_feature_ = symbol<memra_ggml_peer_has_feature_fn>(handle_, "memra_ggml_peer_has_feature", path);
         close_ = symbol<memra_ggml_peer_close_fn>(handle_, "memra_ggml_peer_close", path);
         prepare_ = symbol<memra_ggml_peer_prepare_fn>(handle_, "memra_ggml_peer_prepare", path);
         token_ = symbol<memra_ggml_peer_token_fn>(handle_, "memra_ggml_peer_token", path);
         rows_ = symbol<memra_ggml_peer_rows_fn>(handle_, "memra_ggml_peer_rows", path);
         pause_ = symbol<memra_ggml_peer_pause_fn>(handle_, "memra_ggml_peer_pause", path);
+        set_scales_ = symbol<memra_ggml_peer_set_scales_fn>(handle_, "memra_ggml_peer_set_scales", path);
+        to_float_ = symbol<memra_ggml_peer_to_float_fn>(handle_, "memra_ggml_peer_to_float", path);
+        from_float_ = symbol<memra_ggml_peer_from_float_fn>(handle_, "memra_ggml_peer_from_float", path);
+        vec_dot_ = symbol<memra_ggml_peer_vec_dot_fn>(handle_, "memra_ggml_peer_vec_dot", path);
         char error[1024] = "";
         peer_ = open(error, sizeof error);
         if (!peer_) throw PeerUnavailable(std::string("ggml peer: ") + error);
         describe_.assign(describe(peer_, nullptr, 0) + 1, '\0');
         describe_.resize(describe(peer_, describe_.data(), describe_.size()));
-        avx2_ = has_feature(peer_, "AVX2") != 0;
+        avx2_ = has_feature_(peer_, "AVX2") != 0;
     } catch (...) {
         if (peer_) close_(peer_);
         dlclose(handle_);
@@ -79,6 +83,10 @@ std::string GgmlPeer::prepare(const WeightStore &store, bool hugepages) {
     w.base = store.data();
     w.size = store.size();
     w.hugepages = hugepages;
+    return prepare(w);
+}
+
+std::string GgmlPeer::prepare(const memra_ggml_peer_weights &w) {
     char repacked[256] = "", error[1024] = "";
     check(prepare_(peer_, &w, repacked, sizeof repacked, error, sizeof error), "prepare", error);
     repacked_ = repacked[0] != '\0';
@@ -109,5 +117,29 @@ std::string GgmlPeer::variant() const {
 }
 
 void GgmlPeer::pause() const { pause_(peer_); }
+
+bool GgmlPeer::has_feature(const std::string &name) const { return has_feature_(peer_, name.c_str()) != 0; }
+
+void GgmlPeer::set_scales(float gate, float up, float down) {
+    char error[1024] = "";
+    check(set_scales_(peer_, gate, up, down, error, sizeof error), "set_scales", error);
+}
+
+void GgmlPeer::to_float(int32_t qtype, const void *src, float *dst, int64_t n) const {
+    char error[1024] = "";
+    check(to_float_(peer_, qtype, src, dst, n, error, sizeof error), "to_float", error);
+}
+
+void GgmlPeer::from_float(int32_t qtype, const float *src, void *dst, int64_t n) const {
+    char error[1024] = "";
+    check(from_float_(peer_, qtype, src, dst, n, error, sizeof error), "from_float", error);
+}
+
+float GgmlPeer::vec_dot(int32_t qtype, int64_t n, const void *row, const void *act, int32_t *act_type) const {
+    char error[1024] = "";
+    float result = 0;
+    check(vec_dot_(peer_, qtype, n, row, act, &result, act_type, error, sizeof error), "vec_dot", error);
+    return result;
+}
 
 }  // namespace memra::bench

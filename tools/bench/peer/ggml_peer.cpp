@@ -112,6 +112,7 @@ struct memra_ggml_peer {
     void (*threadpool_free)(ggml_threadpool_t) = nullptr;
     void (*set_threadpool)(ggml_backend_t, ggml_threadpool_t) = nullptr;
     void (*threadpool_pause)(ggml_threadpool_t) = nullptr;
+    const ggml_type_traits_cpu *(*type_traits_cpu)(ggml_type) = nullptr;  // the variant's, for from_float
     void *variant_handle = nullptr;  // a reference to the loaded variant, for pause
     std::map<int32_t, ggml_threadpool_t> pools;
     ggml_threadpool_t active = nullptr;
@@ -121,6 +122,7 @@ struct memra_ggml_peer {
     ggml_backend_buffer_t plain_buf = nullptr, repack_buf = nullptr;
     Placement placements[2];
     bool repacked_any = false;
+    float scales[3] = {1.0f, 1.0f, 1.0f};  // gate, up, down (memra_ggml_peer_set_scales)
     std::vector<std::unique_ptr<Step>> steps;
 
     ~memra_ggml_peer() {
@@ -139,6 +141,7 @@ struct memra_ggml_peer {
         repack_ctx.reset();
         placements[0] = placements[1] = Placement{};
         repacked_any = false;
+        scales[0] = scales[1] = scales[2] = 1.0f;
     }
 
     void use_threads(int32_t n) {
@@ -219,12 +222,14 @@ Step &memra_ggml_peer::step(int layout, int n_used, int n_tokens) {
     // llm_graph_context::build_moe_ffn: LLM_FFN_SILU with separate gate and up, weights after
     // the FFN, experts summed by views and adds.
     const Placement &p = placements[layout & MEMRA_GGML_PEER_REPACKED];
-    ggml_tensor *up = ggml_mul_mat_id(ctx, p.up, s->x, s->ids);        // [n_ff, n_used, n_tokens]
-    ggml_tensor *gate = ggml_mul_mat_id(ctx, p.gate, s->x, s->ids);    // [n_ff, n_used, n_tokens]
+    // A tensor's macro scale, where set (memra_ggml_peer_set_scales), right after its product.
+    auto scaled = [&](ggml_tensor *t, float scale) { return scale == 1.0f ? t : ggml_scale(ctx, t, scale); };
+    ggml_tensor *up = scaled(ggml_mul_mat_id(ctx, p.up, s->x, s->ids), scales[1]);      // [n_ff, n_used, n_tokens]
+    ggml_tensor *gate = scaled(ggml_mul_mat_id(ctx, p.gate, s->x, s->ids), scales[0]);  // [n_ff, n_used, n_tokens]
     ggml_tensor *h = layout & MEMRA_GGML_PEER_EXACT_SILU
                          ? ggml_map_custom2(ctx, gate, up, exact_swiglu, GGML_N_TASKS_MAX, nullptr)
                          : ggml_swiglu_split(ctx, gate, up);
-    ggml_tensor *experts = ggml_mul_mat_id(ctx, p.down, h, s->ids);    // [n_embd, n_used, n_tokens]
+    ggml_tensor *experts = scaled(ggml_mul_mat_id(ctx, p.down, h, s->ids), scales[2]);  // [n_embd, n_used, n_tokens]
     experts = ggml_mul(ctx, experts, s->weights);
     s->graph = ggml_new_graph(ctx);
     ggml_build_forward_expand(s->graph, experts);
@@ -313,6 +318,8 @@ PEER_EXPORT memra_ggml_peer *memra_ggml_peer_open(char *error, size_t error_len)
         peer->threadpool_pause =
             reinterpret_cast<decltype(peer->threadpool_pause)>(dlsym(peer->variant_handle, "ggml_threadpool_pause"));
         if (!peer->threadpool_pause) throw std::runtime_error(peer->variant_path + " has no ggml_threadpool_pause");
+        peer->type_traits_cpu = reinterpret_cast<decltype(peer->type_traits_cpu)>(
+            dlsym(peer->variant_handle, "ggml_get_type_traits_cpu"));  // optional: from_float and vec_dot say when absent
         peer->backend = ggml_backend_dev_init(peer->dev, nullptr);
         if (!peer->backend) throw std::runtime_error("cannot initialise ggml's CPU backend");
     });
@@ -443,4 +450,70 @@ PEER_EXPORT int32_t memra_ggml_peer_has_feature(const memra_ggml_peer *peer, con
 
 PEER_EXPORT void memra_ggml_peer_pause(memra_ggml_peer *peer) {
     if (peer->active) peer->threadpool_pause(peer->active);
+}
+
+PEER_EXPORT int memra_ggml_peer_set_scales(memra_ggml_peer *peer, float gate, float up, float down, char *error,
+                                           size_t error_len) {
+    return guarded(error, error_len, [&] {
+        if (!std::isfinite(gate) || !std::isfinite(up) || !std::isfinite(down))
+            throw std::runtime_error("non-finite scale");
+        if (gate == peer->scales[0] && up == peer->scales[1] && down == peer->scales[2]) return;
+        peer->steps.clear();  // the graphs were built with the old scales
+        peer->scales[0] = gate;
+        peer->scales[1] = up;
+        peer->scales[2] = down;
+    });
+}
+
+namespace {
+
+void check_type(int32_t qtype, int64_t n) {
+    if (qtype < 0 || qtype >= GGML_TYPE_COUNT) throw std::runtime_error("bad ggml type " + std::to_string(qtype));
+    const int64_t block = ggml_blck_size(ggml_type(qtype));
+    if (n < 0 || block < 1 || n % block != 0)
+        throw std::runtime_error(std::to_string(n) + " values are not whole blocks of " + ggml_type_name(ggml_type(qtype)));
+}
+
+}  // namespace
+
+PEER_EXPORT int memra_ggml_peer_to_float(const memra_ggml_peer *, int32_t qtype, const void *src, float *dst, int64_t n,
+                                         char *error, size_t error_len) {
+    return guarded(error, error_len, [&] {
+        check_type(qtype, n);
+        if (qtype == GGML_TYPE_F32) {
+            std::memcpy(dst, src, sizeof(float) * size_t(n));
+            return;
+        }
+        const ggml_type_traits *traits = ggml_get_type_traits(ggml_type(qtype));
+        if (!traits || !traits->to_float)
+            throw std::runtime_error(std::string("ggml has no to_float for ") + ggml_type_name(ggml_type(qtype)));
+        traits->to_float(src, dst, n);
+    });
+}
+
+PEER_EXPORT int memra_ggml_peer_from_float(const memra_ggml_peer *peer, int32_t qtype, const float *src, void *dst,
+                                           int64_t n, char *error, size_t error_len) {
+    return guarded(error, error_len, [&] {
+        check_type(qtype, n);
+        if (!peer->type_traits_cpu) throw std::runtime_error(peer->variant_path + " has no ggml_get_type_traits_cpu");
+        const ggml_type_traits_cpu *traits = peer->type_traits_cpu(ggml_type(qtype));
+        if (!traits || !traits->from_float)
+            throw std::runtime_error(std::string("ggml-cpu has no from_float for ") + ggml_type_name(ggml_type(qtype)));
+        traits->from_float(src, dst, n);
+    });
+}
+
+PEER_EXPORT int memra_ggml_peer_vec_dot(const memra_ggml_peer *peer, int32_t qtype, int64_t n, const void *row,
+                                        const void *act, float *result, int32_t *act_type, char *error,
+                                        size_t error_len) {
+    return guarded(error, error_len, [&] {
+        check_type(qtype, n);
+        if (!peer->type_traits_cpu) throw std::runtime_error(peer->variant_path + " has no ggml_get_type_traits_cpu");
+        const ggml_type_traits_cpu *traits = peer->type_traits_cpu(ggml_type(qtype));
+        if (!traits || !traits->vec_dot)
+            throw std::runtime_error(std::string("ggml-cpu has no vec_dot for ") + ggml_type_name(ggml_type(qtype)));
+        check_type(traits->vec_dot_type, n);
+        traits->vec_dot(int(n), result, 0, row, 0, act, 0, 1);
+        *act_type = traits->vec_dot_type;
+    });
 }

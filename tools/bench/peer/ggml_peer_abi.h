@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define MEMRA_GGML_PEER_ABI_VERSION 1
+#define MEMRA_GGML_PEER_ABI_VERSION 2
 
 /* Where the weights live: the caller's bytes, or ggml's repacked copy of them (the CPU backend's
  * "extra" buffer type, e.g. CPU_REPACK), for the projections whose format it repacks here.
@@ -75,6 +75,28 @@ typedef int32_t (*memra_ggml_peer_has_feature_fn)(const memra_ggml_peer *peer, c
 /* Pauses the thread pool the last step used: its workers stop polling and sleep until the next
  * step (ggml_threadpool_pause). Called between steps, untimed. */
 typedef void (*memra_ggml_peer_pause_fn)(memra_ggml_peer *peer);
+
+/* Version 2: what the ggml truth tests (tools/bench/peer/tests) need beyond the bench. */
+
+/* The per-tensor macro scales of the graph's three projections (CpuProjectionV2::scale): each one
+ * that is not 1 becomes ggml_scale(mul_mat_id(...), s) right after its mul_mat_id, as llama.cpp
+ * applies a tensor's scale; 1 (the default, and what prepare resets them to) adds no node.
+ * They apply to every expert alike: ggml's graph has one scale per tensor. */
+typedef int (*memra_ggml_peer_set_scales_fn)(memra_ggml_peer *peer, float gate, float up, float down,
+                                             char *error, size_t error_len);
+/* dst[0..n) = ggml's own decode of n values of type qtype at src: ggml_get_type_traits(qtype)->
+ * to_float from libggml-base (for F32, which has none, a copy: what ggml's get_rows does). */
+typedef int (*memra_ggml_peer_to_float_fn)(const memra_ggml_peer *peer, int32_t qtype, const void *src, float *dst,
+                                           int64_t n, char *error, size_t error_len);
+/* dst = src[0..n) in type qtype as ggml's CPU backend quantizes activations before a dot:
+ * ggml_get_type_traits_cpu(qtype)->from_float of the CPU variant loaded (e.g. Q8_0, Q8_K, BF16). */
+typedef int (*memra_ggml_peer_from_float_fn)(const memra_ggml_peer *peer, int32_t qtype, const float *src, void *dst,
+                                             int64_t n, char *error, size_t error_len);
+/* *result = ggml-cpu's dot of one row of n values of type qtype with an activation row already in
+ * its vec_dot_type (ggml_get_type_traits_cpu(qtype)->vec_dot, nrc 1), which *act_type receives. */
+typedef int (*memra_ggml_peer_vec_dot_fn)(const memra_ggml_peer *peer, int32_t qtype, int64_t n, const void *row,
+                                          const void *act, float *result, int32_t *act_type, char *error,
+                                          size_t error_len);
 
 #ifdef __cplusplus
 }
