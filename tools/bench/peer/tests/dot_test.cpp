@@ -1,0 +1,129 @@
+// Dot products, against ggml-cpu's own vec_dot on the same bytes: for each format, rows of the
+// blocks of truth_blocks.h (random, synthetic, edge-case) times activations quantized by ggml's
+// from_float into its vec_dot_type, through every plugin's gemv and gemm (m = 3) against
+// ggml_get_type_traits_cpu(type)->vec_dot of the CPU variant ggml's loader chose. memra's kernels
+// follow ggml's x86 float order (formats spec §5), so every quantized format must agree bit for
+// bit (NaN as NaN), edge-case scales included.
+//
+// F32 and BF16 are not held to ggml's order: memra sums each dot in one fma chain, ggml in SIMD
+// lanes (BF16: vdpbf16ps pairs). Products are exact in both (an fma rounds once; a bf16 x bf16
+// product fits a float), so each result is within gamma_n * S of the exact dot, S = sum |w_i x_i|,
+// gamma_n = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, (3.5)): two orders differ
+// by at most 2 gamma_n S, the bound used; except F32 with ggml's AVX-512 variant, whose order is
+// memra's (truth_env.h): bit for bit there. Their rows are synthetic (finite, no subnormals, which
+// vdpbf16ps would flush): the decode test covers every bit pattern of those formats.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "formats.h"
+#include "memra/cpu_experts.h"
+#include "memra/qtypes.h"
+#include "param_names.h"
+#include "synthetic_weights.h"
+#include "truth_blocks.h"
+#include "truth_env.h"
+
+namespace memra::truth {
+namespace {
+
+constexpr int32_t kN = 1024;  // values per row: whole blocks of every format
+constexpr int32_t kActs = 3;  // activations per format (gemm's m)
+
+int32_t ggml_act_type(int32_t act) {
+    static const int32_t types[] = {0, 30, 8, 15};  // F32, BF16, Q8_0, Q8_K
+    return types[act];
+}
+
+TEST(GgmlDotSetup, ActivationFormatsAreGgmls) {
+    MEMRA_TRUTH_REQUIRE_GGML();
+    for (int32_t qtype : testkit::all_qtypes()) {
+        const memra_qtype_info &info = testkit::qtype_info(qtype);
+        std::vector<uint8_t> row(size_t(info.block_bytes) * (256 / size_t(info.block_elems)) + 1024, 0);
+        std::vector<uint8_t> act(2048, 0);
+        int32_t type = -1;
+        ggml_peer()->vec_dot(qtype, 256, row.data(), act.data(), &type);
+        EXPECT_EQ(type, ggml_act_type(info.act_format)) << info.name;
+    }
+}
+
+class GgmlDot : public ::testing::TestWithParam<int32_t> {};
+
+TEST_P(GgmlDot, EveryPluginDotsAsGgml) {
+    MEMRA_TRUTH_REQUIRE_GGML_AVX2();
+    const int32_t qtype = GetParam();
+    const memra_qtype_info &info = testkit::qtype_info(qtype);
+    const bool plain = qtype == MEMRA_QTYPE_F32 || qtype == MEMRA_QTYPE_BF16;
+    const bool exact = !plain || (qtype == MEMRA_QTYPE_F32 && ggml_f32_order_is_memras());
+    const size_t row_bytes = testkit::row_bytes(qtype, kN);
+    std::mt19937_64 rng(0x19d0 + uint64_t(qtype));
+
+    std::vector<uint8_t> w;
+    if (!plain) {
+        const Blocks blocks = truth_blocks(qtype, 0x19050 + uint64_t(qtype));
+        const size_t rows = blocks.bytes.size() / row_bytes;
+        w.assign(blocks.bytes.begin(), blocks.bytes.begin() + long(rows * row_bytes));
+    } else {
+        w = testkit::random_weights(qtype, 64, kN, rng);
+    }
+    const int32_t rows = int32_t(w.size() / row_bytes);
+
+    // The activations, quantized by ggml.
+    const int32_t act = info.act_format;
+    const size_t act_bytes = memra_act_row_bytes(act, kN);
+    std::vector<uint8_t> xq(act_bytes * kActs);
+    const float sigmas[kActs] = {1.0f, 0.01f, 40.0f};
+    for (int j = 0; j < kActs; ++j) {
+        const std::vector<float> x = testkit::random_input(kN, rng, sigmas[j]);
+        ggml_peer()->from_float(ggml_act_type(act), x.data(), xq.data() + size_t(j) * act_bytes, kN);
+    }
+    // ggml's dots, and (F32/BF16) the bound of each.
+    std::vector<float> want(size_t(rows) * kActs), bound(want.size(), 0.0f);
+    std::vector<float> wf(kN), xf(kN);
+    for (int j = 0; j < kActs; ++j) {
+        if (plain) ggml_peer()->to_float(ggml_act_type(act), xq.data() + size_t(j) * act_bytes, xf.data(), kN);
+        for (int32_t r = 0; r < rows; ++r) {
+            int32_t type = -1;
+            want[size_t(j) * size_t(rows) + size_t(r)] =
+                ggml_peer()->vec_dot(qtype, kN, w.data() + size_t(r) * row_bytes, xq.data() + size_t(j) * act_bytes, &type);
+            if (!plain) continue;
+            ggml_peer()->to_float(qtype, w.data() + size_t(r) * row_bytes, wf.data(), kN);
+            double s = 0;
+            for (int32_t i = 0; i < kN; ++i) s += std::fabs(double(wf[size_t(i)]) * double(xf[size_t(i)]));
+            const double u = std::ldexp(1.0, -24), gamma = kN * u / (1 - kN * u);
+            bound[size_t(j) * size_t(rows) + size_t(r)] = float(2 * gamma * s);
+        }
+    }
+
+    for (const Plugin &p : runnable_plugins()) {
+        const memra_kernel_v1 *k = kernel_of(p, qtype);
+        if (!k) {
+            ADD_FAILURE() << p.label << " has no kernel for " << info.name;
+            continue;
+        }
+        std::vector<float> gemv(want.size(), -12345.0f), gemm(want.size(), -12345.0f);
+        for (int j = 0; j < kActs; ++j)
+            k->gemv(w.data(), row_bytes, rows, kN, xq.data() + size_t(j) * act_bytes, gemv.data() + size_t(j) * size_t(rows));
+        k->gemm(w.data(), row_bytes, rows, kN, xq.data(), act_bytes, kActs, gemm.data(), size_t(rows));
+        for (const auto &[what, got] : {std::make_pair("gemv", &gemv), std::make_pair("gemm", &gemm)}) {
+            int bad = 0;
+            for (size_t i = 0; i < want.size(); ++i) {
+                const float g = (*got)[i], e = want[i];
+                const bool ok = exact ? same_float(g, e) : std::fabs(double(g) - double(e)) <= double(bound[i]);
+                if (ok) continue;
+                if (bad++ < 5)
+                    ADD_FAILURE() << p.label << " " << what << " " << info.name << ", row " << i % size_t(rows)
+                                  << ", activation " << i / size_t(rows) << ": memra " << show(g) << ", ggml "
+                                  << show(e) << (exact ? "" : ", allowed difference " + show(bound[i]));
+            }
+            EXPECT_EQ(bad, 0) << p.label << " " << what << ": dots unlike ggml's, of " << want.size();
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, GgmlDot, ::testing::ValuesIn(testkit::all_qtypes()), qtype_param_name);
+
+}  // namespace
+}  // namespace memra::truth
