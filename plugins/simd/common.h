@@ -187,13 +187,28 @@ constexpr size_t token_prefetch_distance() {
 
 // The prefetch offset from block b of each of a tile's R rows: `distance` bytes further along
 // that row's stream, where the stream of row slot r is rows r, r + R, r + 2R, ... (the same slot
-// of the following tiles), not the next row, which the tile reads already.
+// of the following tiles), not the next row, which the tile reads already. Kept incrementally
+// (one compare per block): dividing by row_bytes at every block was a 64-bit div in the 4-row
+// loop of the 32-element formats.
 template <class F, int R>
-inline size_t prefetch_ahead(int32_t b, size_t row_bytes) {
-    constexpr size_t distance = token_prefetch_distance<F>();
-    const size_t rows_on = (size_t(b) * F::kBytes + distance) / row_bytes;  // whole rows passed
-    return distance + rows_on * size_t(R - 1) * row_bytes;
-}
+struct PrefetchAhead {
+    size_t ahead, next_at, row_bytes;  // next_at: the stream offset at which `ahead` grows next
+    PrefetchAhead(int32_t b0, size_t row_bytes_) : row_bytes(row_bytes_) {
+        constexpr size_t distance = token_prefetch_distance<F>();
+        const size_t at = size_t(b0) * F::kBytes + distance;
+        const size_t rows_on = at / row_bytes;  // whole rows passed
+        ahead = distance + rows_on * size_t(R - 1) * row_bytes;
+        next_at = (rows_on + 1) * row_bytes;
+    }
+    size_t at_block(int32_t b) {
+        if constexpr (R > 1)
+            while (size_t(b) * F::kBytes + token_prefetch_distance<F>() >= next_at) {
+                ahead += size_t(R - 1) * row_bytes;
+                next_at += row_bytes;
+            }
+        return ahead;
+    }
+};
 
 // Prepared activation blocks kept for one window of a row: at most 16 KiB of stack, so the
 // window stays in L1 with the weights streaming past it (Q8_0's 96-byte blocks: 170 blocks,
@@ -206,12 +221,47 @@ inline void prepare_window(typename F::Act *x, const uint8_t *xq, int32_t b0, in
     for (int32_t b = b0; b < b1; ++b) x[b - b0] = F::act(xq + size_t(b) * F::kActBytes);
 }
 
+// Formats whose token path can put two rows in one 512-bit register (F::kRowPairs, RowPair,
+// pair_init, pair_dot, pair_split; formats_q8_0_act.h): row r in the low half, row r + 1 in the high half,
+// each half exactly the 256-bit computation of its row, so one vpdpbusd / cvt / mul / fma serves
+// two rows where the 32-element formats' blocks are too cheap to hide those.
+template <class F, class = void>
+struct HasRowPairs : std::false_type {};
+#ifdef MEMRA_SIMD_WIDE512
+template <class F>
+struct HasRowPairs<F, std::void_t<decltype(F::kRowPairs)>> : std::true_type {};
+#endif
+
 // acc[r] + the dot of blocks [b0, b1) of row r (R rows from w) against the prepared window.
+// The accumulators are copied into locals for the loop: the weights are read through uint8_t
+// pointers, which may alias anything the caller passed, so acc[] in place would have to be
+// stored and reloaded around every block.
 template <class F, int R>
-inline void token_tile(typename F::Acc acc[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
+inline void token_tile(typename F::Acc acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
                        const typename F::Act *x) {
+#ifdef MEMRA_SIMD_WIDE512
+    if constexpr (HasRowPairs<F>::value && R % 2 == 0) {
+        typename F::RowPair acc[R / 2];
+        for (int q = 0; q < R / 2; ++q) acc[q] = F::pair_init(acc_io[2 * q], acc_io[2 * q + 1]);
+        PrefetchAhead<F, R> prefetch(b0, row_bytes);
+        for (int32_t b = b0; b < b1; ++b) {
+            const size_t ahead = prefetch.at_block(b);
+            for (int q = 0; q < R / 2; ++q) {
+                const uint8_t *p = w + size_t(2 * q) * row_bytes + size_t(b) * F::kBytes;
+                _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
+                _mm_prefetch(reinterpret_cast<const char *>(p + row_bytes + ahead), _MM_HINT_T1);
+                F::pair_dot(acc[q], p, p + row_bytes, x[b - b0]);
+            }
+        }
+        for (int q = 0; q < R / 2; ++q) F::pair_split(acc[q], acc_io[2 * q], acc_io[2 * q + 1]);
+        return;
+    }
+#endif
+    typename F::Acc acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = acc_io[r];
+    PrefetchAhead<F, R> prefetch(b0, row_bytes);
     for (int32_t b = b0; b < b1; ++b) {
-        const size_t ahead = prefetch_ahead<F, R>(b, row_bytes);
+        const size_t ahead = prefetch.at_block(b);
         for (int r = 0; r < R; ++r) {
             const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
             _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
@@ -224,6 +274,7 @@ inline void token_tile(typename F::Acc acc[R], const uint8_t *w, size_t row_byte
             }
         }
     }
+    for (int r = 0; r < R; ++r) acc_io[r] = acc[r];
 }
 
 // Rows [r, rows) in tiles of R, then one by one; blocks [b0, b1) against the window.

@@ -72,6 +72,26 @@ inline void finish_pair(__m512 acc, float &lo, float &hi) {
     lo = hsum8(_mm512_castps512_ps256(acc));
     hi = hsum8(_mm512_extractf32x8_ps(acc, 1));
 }
+
+// The token path's row pairs (simd/common.h token_tile): rows r and r + 1 against one
+// activation block, row r in the low half. [d_w(p0) x 8 | d_w(p1) x 8], each the exact widening
+// of its fp16, as fp16_lead gives it.
+inline __m512 fp16_row_pair(const uint8_t *p0, const uint8_t *p1) {
+    uint16_t h0, h1;
+    std::memcpy(&h0, p0, 2);
+    std::memcpy(&h1, p1, 2);
+    const __m128 d = _mm_cvtph_ps(_mm_insert_epi16(_mm_cvtsi32_si128(h0), h1, 1));
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
+                                 _mm512_castps128_ps512(d));
+}
+// acc + each row's (w + K) . a - K * lane sums, scaled by d_w * d_a: the 256-bit step per half.
+template <int K>
+inline __m512 row_pair_fma(__m512 acc, __m512i w, __m512 d_w, const ActOffset<K> &x) {
+    static_assert(K > 0, "the pair form is the offset form");
+    const __m512i lanes = _mm512_dpbusd_epi32(_mm512_broadcast_i64x4(x.base), w, _mm512_broadcast_i64x4(x.a));
+    return _mm512_fmadd_ps(_mm512_mul_ps(d_w, _mm512_broadcast_f32x8(x.d)), _mm512_cvtepi32_ps(lanes), acc);
+}
+inline __m512 acc_pair(__m256 lo, __m256 hi) { return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1); }
 #endif
 
 // Q8_0 and Q4_0: per 32-element block one fma of the int lanes with d_w * d_a. `w` holds
@@ -101,6 +121,13 @@ struct Block32 {
     static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) { return act_pair<K>(a0, a1); }
     static inline void step2(__m512 &acc, const Block &b, const Act2 &x) { acc = pair_fma<K>(acc, b.w, b.d, x); }
     static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
+    static constexpr bool kRowPairs = true;  // the token path's row pairs (simd/common.h)
+    using RowPair = __m512;
+    static inline RowPair pair_init(const Acc &r0, const Acc &r1) { return acc_pair(r0.acc, r1.acc); }
+    static inline void pair_split(RowPair v, Acc &r0, Acc &r1) {
+        r0.acc = _mm512_castps512_ps256(v);
+        r1.acc = _mm512_extractf32x8_ps(v, 1);
+    }
 #endif
 };
 
@@ -118,6 +145,12 @@ struct Q8_0 : Block32<kQ8_0Offset> {  // fp16 d | int8 qs[32]
         }
         b.d = _mm256_set1_ps(fp16_lead(p));
     }
+#ifdef MEMRA_SIMD_WIDE512
+    static inline void pair_dot(__m512 &acc, const uint8_t *p0, const uint8_t *p1, const Act &x) {
+        const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
+        acc = row_pair_fma(acc, _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80))), fp16_row_pair(p0, p1), x);
+    }
+#endif
 };
 
 struct Q4_0 : Block32<8> {  // fp16 d | qs[16]: byte j = element j (lo), j + 16 (hi); q - 8
@@ -126,6 +159,15 @@ struct Q4_0 : Block32<8> {  // fp16 d | qs[16]: byte j = element j (lo), j + 16 
         b.w = nibbles_lo_hi(p + 2);  // q = w + 8
         b.d = _mm256_set1_ps(fp16_lead(p));
     }
+#ifdef MEMRA_SIMD_WIDE512
+    static inline void pair_dot(__m512 &acc, const uint8_t *p0, const uint8_t *p1, const Act &x) {
+        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(load128(p0 + 2))),
+                                             _mm256_broadcastsi128_si256(load128(p1 + 2)), 1);
+        const __m512i w = _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)),
+                                           _mm512_set1_epi8(0x0F));
+        acc = row_pair_fma(acc, w, fp16_row_pair(p0, p1), x);
+    }
+#endif
 };
 
 // NVFP4: UE4M3 d[4] | qs[32]; sub-block s of 16: byte t = element t (lo), t + 8 (hi). Half h
