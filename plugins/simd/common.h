@@ -174,16 +174,13 @@ constexpr int token_rows() {
     return F::kElems >= 256 ? 1 : 4;
 }
 
-// The software prefetch distance along each stream, into L2: 2 KiB for the super-block formats'
-// single stream, 4 KiB for the 32/64-element formats' 4 streams. On the Intel device host, one
-// thread, avx512: 2 KiB against 4 super-blocks (576-840 bytes) q4_K 6.05 -> 6.32 GB/s, q5_K
-// 5.86 -> 7.29, q6_K 6.15 -> 7.02, iq4_xs 5.60 -> 6.81 (1 KiB about the same); on the Zen 5 VM
-// the distances differed by less than its noise. 4 KiB for the 4-row tiles was measured on the
-// Intel VM earlier (q4_0 9.9 -> 10.7 GB/s over 512 bytes).
-template <class F>
-constexpr size_t token_prefetch_distance() {
-    return F::kElems >= 256 ? 2048 : 4096;
-}
+// The software prefetch distance along each stream, into L2: 4 KiB for every format. Token
+// calls (8 experts 4096 x 1536, one process, reps alternating), super-block formats, 2 KiB ->
+// 4 KiB: Intel device host +10-25% at 1-16 threads (q6_K 16 threads 82 -> 96 GB/s, q4_K 80 ->
+// 91, 1 thread q2_K 9.4 -> 10.8), 8 KiB a few % more there; AMD Zen 5 VM: 0, 2 and 4 KiB within
+// 2%, 8 KiB 5-8% slower. 32/64-element formats (4 streams): 2, 4, 8 KiB within 3% on the Intel
+// host, 16 KiB 5-10% slower on both; none halves the Zen 5's speed. docs/benchmarks.md.
+constexpr size_t kTokenPrefetchBytes = 4096;
 
 // The prefetch offset from block b of each of a tile's R rows: `distance` bytes further along
 // that row's stream, where the stream of row slot r is rows r, r + R, r + 2R, ... (the same slot
@@ -194,7 +191,7 @@ template <class F, int R>
 struct PrefetchAhead {
     size_t ahead, next_at, row_bytes;  // next_at: the stream offset at which `ahead` grows next
     PrefetchAhead(int32_t b0, size_t row_bytes_) : row_bytes(row_bytes_) {
-        constexpr size_t distance = token_prefetch_distance<F>();
+        constexpr size_t distance = kTokenPrefetchBytes;
         const size_t at = size_t(b0) * F::kBytes + distance;
         const size_t rows_on = at / row_bytes;  // whole rows passed
         ahead = distance + rows_on * size_t(R - 1) * row_bytes;
@@ -202,7 +199,7 @@ struct PrefetchAhead {
     }
     size_t at_block(int32_t b) {
         if constexpr (R > 1)
-            while (size_t(b) * F::kBytes + token_prefetch_distance<F>() >= next_at) {
+            while (size_t(b) * F::kBytes + kTokenPrefetchBytes >= next_at) {
                 ahead += size_t(R - 1) * row_bytes;
                 next_at += row_bytes;
             }
