@@ -12,13 +12,13 @@
 
 namespace memra::testkit {
 
-// The twelve qtypes of ABI v2, in ggml id order.
+// The qtypes of the format list (memra/qtypes.h), in its order (ggml id order).
 std::vector<int32_t> all_qtypes();
 
 // ggml's spelling ("q4_K"), or "qtype<N>" for an id outside the table.
 std::string qtype_name(int32_t qtype);
 
-// The table row; throws std::invalid_argument for an id outside the twelve.
+// The table row; throws std::invalid_argument for an id outside the list.
 const memra_qtype_info &qtype_info(int32_t qtype);
 
 // Bytes of one row of in_features values.

@@ -28,10 +28,12 @@ namespace {
 constexpr int32_t kEmbd = 256, kFf = 256;  // a multiple of every block size
 constexpr const char *kBudget = "64M";     // room for everything, once memory can be had
 
-// Two token problems of two experts, all twelve formats between them, read from one file.
-struct TwelveFormats {
-    TwelveFormats() {
-        for (size_t k = 0; k < 2; ++k) problems.push_back(testkit::make_token_problem(format_mix(2 * k, 2), kEmbd, kFf, 300 + k));
+// Token problems of two experts, every format of the list between them (format_mix_cover()
+// experts, rounded up to pairs), read from one file.
+struct AllFormats {
+    AllFormats() {
+        for (size_t k = 0; 2 * k < format_mix_cover(); ++k)
+            problems.push_back(testkit::make_token_problem(format_mix(2 * k, 2), kEmbd, kFf, 300 + k));
         std::vector<CpuProjectionV2 *> all;
         for (testkit::TokenProblem &p : problems) {
             expected.push_back(run_token(p, 1));  // from memory
@@ -77,7 +79,7 @@ std::string fault_name(const MapFault &f) {
 // Growth refused every way the pool can be refused: every call streams, bit for bit, nothing
 // becomes resident, a prefetch is taken and skipped; then memory is back and caching resumes.
 MEMRA_CHILD_SCENARIO(GrowthRefusedStreams) {
-    const TwelveFormats t;
+    const AllFormats t;
     for (const MapFault &fault : {MapFault{MapFault::Kind::kRefuseMap, ENOMEM}, MapFault{MapFault::Kind::kRefusePopulate, ENOMEM},
                                   MapFault{MapFault::Kind::kRefusePopulate, EFAULT},
                                   MapFault{MapFault::Kind::kRefusePopulate, EHWPOISON}}) {
@@ -112,7 +114,7 @@ TEST(AllocFault, CacheGrowthRefusedStreamsAndTheCacheResumes) {
 
 // What was cached before growth was refused keeps serving; what needs new memory streams.
 MEMRA_CHILD_SCENARIO(GrowthRefusedKeepsTheCache) {
-    const TwelveFormats t;
+    const AllFormats t;
     const CpuExpertV2 *first = t.experts[0].data();
     const testkit::TokenProblem &p = t.problems[0];
     std::vector<float> out(static_cast<size_t>(kEmbd));
@@ -137,7 +139,7 @@ TEST(AllocFault, CacheGrowthRefusedKeepsWhatIsCached) {
 // A kernel without MADV_POPULATE_WRITE (before 5.14) answers EINVAL: the pool touches the pages
 // itself, and the cache works as usual.
 MEMRA_CHILD_SCENARIO(NoPopulateStillCaches) {
-    const TwelveFormats t;
+    const AllFormats t;
     const ArmedMapFault armed({MapFault::Kind::kNoPopulate, EINVAL});
     EXPECT_EQ(t.run(), "");
     const CacheCounters before = cache_counters();
@@ -170,7 +172,7 @@ CpuProjectionV2 huge_projection(int fd) {
 }
 
 MEMRA_CHILD_SCENARIO(NoMemoryToStreamIsStatus4) {
-    const TwelveFormats t;
+    const AllFormats t;
     CpuExpertV2 huge{};
     huge.gate = huge.up = huge.down = huge_projection(t.file->fd());
     huge.route_weight = 1.0f;

@@ -19,7 +19,7 @@ namespace {
 
 constexpr int32_t kEmbd = 256, kFf = 256;
 
-// One token problem of four experts (all twelve formats), from a fresh file: its keys are new
+// One token problem of format_mix_cover() experts (every format of the list), from a fresh file: its keys are new
 // to the cache, so a call misses, claims and reads.
 struct FreshFile {
     explicit FreshFile(const testkit::TokenProblem &p) : experts(p.experts.descriptors()), file(projections_of(experts)) {}
@@ -28,7 +28,7 @@ struct FreshFile {
 };
 
 TEST(NewFault, EveryAllocationOfAFileBackedCallInTurn) {
-    const testkit::TokenProblem p = testkit::make_token_problem(format_mix(0, 4), kEmbd, kFf, 700);
+    const testkit::TokenProblem p = testkit::make_token_problem(format_mix(0, format_mix_cover()), kEmbd, kFf, 700);
     const std::vector<float> expected = run_token(p, 1), sentinel(static_cast<size_t>(kEmbd), -4.0f);
     uint64_t n = 1, failed = 0;
     // Every file stays open: a file deleted and created again can get the same inode number
@@ -43,7 +43,7 @@ TEST(NewFault, EveryAllocationOfAFileBackedCallInTurn) {
         uint64_t faults;
         {
             const ArmedNewFault fault = ArmedNewFault::nth_on_this_thread(n);
-            status = memra_cpu_moe_token_v2(fresh->experts.data(), 4, p.input.data(), out.data(), 1, error, sizeof error);
+            status = memra_cpu_moe_token_v2(fresh->experts.data(), int32_t(fresh->experts.size()), p.input.data(), out.data(), 1, error, sizeof error);
             faults = fault.faults();
         }
         if (faults == 0) {  // the call made fewer than n allocations: all have been refused once
@@ -62,7 +62,7 @@ TEST(NewFault, EveryAllocationOfAFileBackedCallInTurn) {
         // The same call again, unarmed: the right bits (from what the refused call left behind).
         std::vector<float> again(static_cast<size_t>(kEmbd));
         char error2[256] = {};
-        ASSERT_EQ(memra_cpu_moe_token_v2(fresh->experts.data(), 4, p.input.data(), again.data(), 1, error2, sizeof error2),
+        ASSERT_EQ(memra_cpu_moe_token_v2(fresh->experts.data(), int32_t(fresh->experts.size()), p.input.data(), again.data(), 1, error2, sizeof error2),
                   MEMRA_STATUS_OK)
             << "after allocation " << n << " was refused: " << error2;
         EXPECT_TRUE(same_bits(again, expected)) << "after allocation " << n << " was refused";

@@ -1,5 +1,5 @@
 // Soak (docs/hardening.md): 8 engine threads call for a bounded time (MEMRA_SOAK_SECONDS, default
-// 20 s; 6 s in a sanitizer build, where every call costs 5-20 times more), mixing all twelve
+// 20 s; 6 s in a sanitizer build, where every call costs 5-20 times more), mixing all the
 // formats, token and rows calls, weights from memory and from two files in one call, prefetches
 // of what comes next, and OpenMP teams of 1 and 2, against a cache budget of a quarter of the
 // file working set, so that entries are evicted and refilled all the time. Checked:

@@ -9,12 +9,14 @@
 
 #include "common/bytes.h"
 #include "common/fp_convert.h"
+#include "memra/qtypes.h"
 
 namespace memra {
 
 namespace q8_0_act {
-constexpr int kBlockElems = 32;
-constexpr size_t kBlockBytes = 34;
+constexpr int kBlockElems = memra_act_block_elems(MEMRA_ACT_Q8_0);
+constexpr size_t kBlockBytes = size_t(memra_act_block_bytes(MEMRA_ACT_Q8_0));
+static_assert(kBlockBytes == 2 + kBlockElems, "fp16 d | int8 qs[32]");
 inline const uint8_t *block(const void *row, int b) {
     return static_cast<const uint8_t *>(row) + size_t(b) * kBlockBytes;
 }
@@ -23,10 +25,11 @@ inline const int8_t *qs(const uint8_t *blk) { return reinterpret_cast<const int8
 }  // namespace q8_0_act
 
 namespace q8_K_act {
-constexpr int kBlockElems = 256;
-constexpr size_t kBlockBytes = 292;
+constexpr int kBlockElems = memra_act_block_elems(MEMRA_ACT_Q8_K);
+constexpr size_t kBlockBytes = size_t(memra_act_block_bytes(MEMRA_ACT_Q8_K));
 constexpr size_t kQsOffset = 4;
-constexpr size_t kBsumsOffset = 260;
+constexpr size_t kBsumsOffset = kQsOffset + kBlockElems;
+static_assert(kBlockBytes == kBsumsOffset + 2 * (kBlockElems / 16), "f32 d | int8 qs[256] | int16 bsums[16]");
 inline const uint8_t *block(const void *row, int b) {
     return static_cast<const uint8_t *>(row) + size_t(b) * kBlockBytes;
 }

@@ -15,21 +15,10 @@ constexpr memra_kernel_v1 kernel(int32_t qtype, int32_t act_format, DequantizeFn
     return memra_kernel_v1{qtype, act_format, gemv<Dot>, gemm<Dot>, dequantize};
 }
 
-// In memra_qtype_table order (ggml id order).
-constexpr memra_kernel_v1 kKernels[] = {
-    kernel<dot_f32>(0, MEMRA_ACT_F32, dequantize_row_f32),
-    kernel<dot_q4_0>(2, MEMRA_ACT_Q8_0, dequantize_row_q4_0),
-    kernel<dot_q8_0>(8, MEMRA_ACT_Q8_0, dequantize_row_q8_0),
-    kernel<dot_q2_K>(10, MEMRA_ACT_Q8_K, dequantize_row_q2_K),
-    kernel<dot_q3_K>(11, MEMRA_ACT_Q8_K, dequantize_row_q3_K),
-    kernel<dot_q4_K>(12, MEMRA_ACT_Q8_K, dequantize_row_q4_K),
-    kernel<dot_q5_K>(13, MEMRA_ACT_Q8_K, dequantize_row_q5_K),
-    kernel<dot_q6_K>(14, MEMRA_ACT_Q8_K, dequantize_row_q6_K),
-    kernel<dot_iq3_s>(21, MEMRA_ACT_Q8_K, dequantize_row_iq3_s),
-    kernel<dot_iq4_xs>(23, MEMRA_ACT_Q8_K, dequantize_row_iq4_xs),
-    kernel<dot_bf16>(30, MEMRA_ACT_BF16, dequantize_row_bf16),
-    kernel<dot_nvfp4>(40, MEMRA_ACT_Q8_0, dequantize_row_nvfp4),
-};
+// One row per MEMRA_FORMAT_LIST row, in its order.
+#define MEMRA_SCALAR_KERNEL_(name, NAME, id, elems, bytes, act) kernel<dot_##name>(id, act, dequantize_row_##name),
+constexpr memra_kernel_v1 kKernels[] = {MEMRA_FORMAT_LIST(MEMRA_SCALAR_KERNEL_)};
+#undef MEMRA_SCALAR_KERNEL_
 static_assert(sizeof(kKernels) / sizeof(kKernels[0]) == MEMRA_QTYPE_COUNT,
               "the scalar backend serves every weight format");
 

@@ -9,8 +9,19 @@
 #include "common/bytes.h"
 #include "common/fp_convert.h"
 #include "common/tables.h"
+#include "memra/qtypes.h"
 
 namespace memra::scalar {
+
+namespace f32 {  // §4.1: one little-endian binary32 per value
+constexpr int kElems = 1;
+constexpr size_t kBytes = 4;
+}  // namespace f32
+
+namespace bf16 {  // §4.1: one bfloat16 (the top half of a binary32) per value
+constexpr int kElems = 1;
+constexpr size_t kBytes = 2;
+}  // namespace bf16
 
 namespace q4_0 {  // §4.2: fp16 d | qs[16], byte j = element j (lo) and j+16 (hi)
 constexpr int kElems = 32;
@@ -149,5 +160,13 @@ inline int value(const uint8_t *b, int i) {  // kvalues_fp4[code_i] (doubled E2M
     return kValuesFp4[r < 8 ? lo4(byte) : hi4(byte)];
 }
 }  // namespace nvfp4
+
+// Each namespace above against its MEMRA_FORMAT_LIST row (memra/qtypes.h): a new row without
+// accessors here, or accessors for another block size, does not compile.
+#define MEMRA_BLOCK_FIELDS_CHECK_(name, NAME, id, elems, bytes, act)                   \
+    static_assert(name::kElems == elems && name::kBytes == size_t(bytes),               \
+                  "scalar/block_fields.h: " #name " disagrees with its MEMRA_FORMAT_LIST row");
+MEMRA_FORMAT_LIST(MEMRA_BLOCK_FIELDS_CHECK_)
+#undef MEMRA_BLOCK_FIELDS_CHECK_
 
 }  // namespace memra::scalar

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "memra/qtypes.h"
+
 namespace memra::scalar {
 
 // out[0..n) = the n values of one row (n a multiple of the format's block size).
@@ -13,30 +15,12 @@ using DequantizeFn = void (*)(const uint8_t *row, int32_t n, float *out);
 // dot(row w, activation xq) over n values; xq is in the format's activation layout.
 using DotFn = float (*)(const uint8_t *w, const void *xq, int32_t n);
 
-void dequantize_row_f32(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_bf16(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_q4_0(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_q8_0(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_nvfp4(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_q2_K(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_q3_K(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_q4_K(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_q5_K(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_q6_K(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_iq3_s(const uint8_t *row, int32_t n, float *out);
-void dequantize_row_iq4_xs(const uint8_t *row, int32_t n, float *out);
-
-float dot_f32(const uint8_t *w, const void *x_f32, int32_t n);
-float dot_bf16(const uint8_t *w, const void *x_bf16, int32_t n);
-float dot_q4_0(const uint8_t *w, const void *x_q8_0, int32_t n);
-float dot_q8_0(const uint8_t *w, const void *x_q8_0, int32_t n);
-float dot_nvfp4(const uint8_t *w, const void *x_q8_0, int32_t n);
-float dot_q2_K(const uint8_t *w, const void *x_q8_K, int32_t n);
-float dot_q3_K(const uint8_t *w, const void *x_q8_K, int32_t n);
-float dot_q4_K(const uint8_t *w, const void *x_q8_K, int32_t n);
-float dot_q5_K(const uint8_t *w, const void *x_q8_K, int32_t n);
-float dot_q6_K(const uint8_t *w, const void *x_q8_K, int32_t n);
-float dot_iq3_s(const uint8_t *w, const void *x_q8_K, int32_t n);
-float dot_iq4_xs(const uint8_t *w, const void *x_q8_K, int32_t n);
+// dequantize_row_<name> and dot_<name> for every format of MEMRA_FORMAT_LIST; xq is in the
+// format's act_format layout. Defined in decode_*.cpp and dot_*.cpp.
+#define MEMRA_SCALAR_DECLARE_(name, NAME, id, elems, bytes, act) \
+    void dequantize_row_##name(const uint8_t *row, int32_t n, float *out);  \
+    float dot_##name(const uint8_t *w, const void *xq, int32_t n);
+MEMRA_FORMAT_LIST(MEMRA_SCALAR_DECLARE_)
+#undef MEMRA_SCALAR_DECLARE_
 
 }  // namespace memra::scalar

@@ -11,24 +11,10 @@
 namespace memra::simd::MEMRA_SIMD_NS {
 namespace {
 
-#define MEMRA_SIMD_KERNEL(id, act, name) \
-    memra_kernel_v1 { id, act, gemv_##name, gemm_##name, scalar::dequantize_row_##name }
-
-// In ggml id order.
-constexpr memra_kernel_v1 kKernels[] = {
-    MEMRA_SIMD_KERNEL(0, MEMRA_ACT_F32, f32),
-    MEMRA_SIMD_KERNEL(2, MEMRA_ACT_Q8_0, q4_0),
-    MEMRA_SIMD_KERNEL(8, MEMRA_ACT_Q8_0, q8_0),
-    MEMRA_SIMD_KERNEL(10, MEMRA_ACT_Q8_K, q2_K),
-    MEMRA_SIMD_KERNEL(11, MEMRA_ACT_Q8_K, q3_K),
-    MEMRA_SIMD_KERNEL(12, MEMRA_ACT_Q8_K, q4_K),
-    MEMRA_SIMD_KERNEL(13, MEMRA_ACT_Q8_K, q5_K),
-    MEMRA_SIMD_KERNEL(14, MEMRA_ACT_Q8_K, q6_K),
-    MEMRA_SIMD_KERNEL(21, MEMRA_ACT_Q8_K, iq3_s),
-    MEMRA_SIMD_KERNEL(23, MEMRA_ACT_Q8_K, iq4_xs),
-    MEMRA_SIMD_KERNEL(30, MEMRA_ACT_BF16, bf16),
-    MEMRA_SIMD_KERNEL(40, MEMRA_ACT_Q8_0, nvfp4),
-};
+// One row per MEMRA_FORMAT_LIST row, in its order.
+#define MEMRA_SIMD_KERNEL(name, NAME, id, elems, bytes, act) \
+    memra_kernel_v1{id, act, gemv_##name, gemm_##name, scalar::dequantize_row_##name},
+constexpr memra_kernel_v1 kKernels[] = {MEMRA_FORMAT_LIST(MEMRA_SIMD_KERNEL)};
 
 #undef MEMRA_SIMD_KERNEL
 

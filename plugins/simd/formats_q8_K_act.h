@@ -10,6 +10,7 @@
 // activation. Scales: int8-range multipliers (Q6_K's int8, the others 6 bits or less).
 #pragma once
 
+#include "common/act_layout.h"
 #include "common/tables.h"
 #include "scalar/block_fields.h"
 #include "simd/common.h"
@@ -18,10 +19,10 @@
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-namespace q8k {  // f32 d | int8 qs[256] | int16 bsums[16]
-constexpr size_t kBytes = 292;
-inline const uint8_t *qs(const uint8_t *a) { return a + 4; }
-inline __m256i bsums(const uint8_t *a) { return load256(a + 260); }  // 16 x int16
+namespace q8k {  // f32 d | int8 qs[256] | int16 bsums[16] (common/act_layout.h)
+constexpr size_t kBytes = q8_K_act::kBlockBytes;
+inline const uint8_t *qs(const uint8_t *a) { return a + q8_K_act::kQsOffset; }
+inline __m256i bsums(const uint8_t *a) { return load256(a + q8_K_act::kBsumsOffset); }  // 16 x int16
 }  // namespace q8k
 
 struct Acc8 {

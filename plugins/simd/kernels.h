@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "isa_select.h"
+#include "memra/qtypes.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -15,24 +16,19 @@ namespace memra::simd::MEMRA_SIMD_NS {
     void gemm_##name(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, \
                      size_t xq_stride, int32_t m, float *y, size_t ldy);
 
-MEMRA_SIMD_DECLARE(f32)
-MEMRA_SIMD_DECLARE(bf16)
-MEMRA_SIMD_DECLARE(q8_0)
-MEMRA_SIMD_DECLARE(q4_0)
-MEMRA_SIMD_DECLARE(nvfp4)
-MEMRA_SIMD_DECLARE(q2_K)
-MEMRA_SIMD_DECLARE(q3_K)
-MEMRA_SIMD_DECLARE(q4_K)
-MEMRA_SIMD_DECLARE(q5_K)
-MEMRA_SIMD_DECLARE(q6_K)
-MEMRA_SIMD_DECLARE(iq3_s)
-MEMRA_SIMD_DECLARE(iq4_xs)
+// Every format of MEMRA_FORMAT_LIST.
+#define MEMRA_SIMD_DECLARE_ROW_(name, NAME, id, elems, bytes, act) MEMRA_SIMD_DECLARE(name)
+MEMRA_FORMAT_LIST(MEMRA_SIMD_DECLARE_ROW_)
+#undef MEMRA_SIMD_DECLARE_ROW_
 
 #undef MEMRA_SIMD_DECLARE
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
 
 #define MEMRA_SIMD_DEFINE(name, Format)                                                           \
+    static_assert(Format::kElems == memra::formats::name.block_elems &&                           \
+                      Format::kBytes == size_t(memra::formats::name.block_bytes),                \
+                  #Format "'s block disagrees with its MEMRA_FORMAT_LIST row");                   \
     void gemv_##name(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, \
                      float *y) {                                                                  \
         gemv<Format>(w, row_bytes, rows, n, xq, y);                                               \
@@ -41,3 +37,9 @@ MEMRA_SIMD_DECLARE(iq4_xs)
                      size_t xq_stride, int32_t m, float *y, size_t ldy) {                         \
         gemm<Format>(w, row_bytes, rows, n, xq, xq_stride, m, y, ldy);                            \
     }
+
+// MEMRA_SIMD_DEFINE for the formats of MEMRA_FORMAT_LIST whose act_format is the one a
+// kernels_<act>.cpp serves: that file defines MEMRA_SIMD_ON_MEMRA_ACT_<each act>(name, NAME) as
+// MEMRA_SIMD_DEFINE(name, NAME) for its own and as nothing for the others, then expands
+// MEMRA_FORMAT_LIST(MEMRA_SIMD_DEFINE_ROW_).
+#define MEMRA_SIMD_DEFINE_ROW_(name, NAME, id, elems, bytes, act) MEMRA_SIMD_ON_##act(name, NAME)

@@ -3,6 +3,9 @@
 #include "simd/kernels.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
+static_assert(F32::kElemBytes == size_t(memra::formats::f32.block_bytes) && memra::formats::f32.block_elems == 1);
+static_assert(BF16::kElemBytes == size_t(memra::formats::bf16.block_bytes) && memra::formats::bf16.block_elems == 1);
+
 void gemv_f32(const uint8_t *w, size_t rb, int32_t rows, int32_t n, const void *xq, float *y) {
     float_gemv<F32>(w, rb, rows, n, xq, y);
 }

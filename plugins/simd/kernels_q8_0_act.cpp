@@ -1,9 +1,12 @@
-// Q8_0, Q4_0, NVFP4 (Q8_0 activations) for this ISA build.
+// The formats paired with Q8_0 activations (Q4_0, Q8_0, NVFP4) for this ISA build.
 #include "simd/formats_q8_0_act.h"
 #include "simd/kernels.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
-MEMRA_SIMD_DEFINE(q8_0, Q8_0)
-MEMRA_SIMD_DEFINE(q4_0, Q4_0)
-MEMRA_SIMD_DEFINE(nvfp4, NVFP4)
+// Every format of MEMRA_FORMAT_LIST paired with Q8_0 activations.
+#define MEMRA_SIMD_ON_MEMRA_ACT_F32(name, NAME)
+#define MEMRA_SIMD_ON_MEMRA_ACT_BF16(name, NAME)
+#define MEMRA_SIMD_ON_MEMRA_ACT_Q8_0(name, NAME) MEMRA_SIMD_DEFINE(name, NAME)
+#define MEMRA_SIMD_ON_MEMRA_ACT_Q8_K(name, NAME)
+MEMRA_FORMAT_LIST(MEMRA_SIMD_DEFINE_ROW_)
 }  // namespace memra::simd::MEMRA_SIMD_NS

@@ -3,11 +3,10 @@
 #include "simd/kernels.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
-MEMRA_SIMD_DEFINE(q2_K, Q2_K)
-MEMRA_SIMD_DEFINE(q3_K, Q3_K)
-MEMRA_SIMD_DEFINE(q4_K, Q4_K)
-MEMRA_SIMD_DEFINE(q5_K, Q5_K)
-MEMRA_SIMD_DEFINE(q6_K, Q6_K)
-MEMRA_SIMD_DEFINE(iq3_s, IQ3_S)
-MEMRA_SIMD_DEFINE(iq4_xs, IQ4_XS)
+// Every format of MEMRA_FORMAT_LIST paired with Q8_K activations.
+#define MEMRA_SIMD_ON_MEMRA_ACT_F32(name, NAME)
+#define MEMRA_SIMD_ON_MEMRA_ACT_BF16(name, NAME)
+#define MEMRA_SIMD_ON_MEMRA_ACT_Q8_0(name, NAME)
+#define MEMRA_SIMD_ON_MEMRA_ACT_Q8_K(name, NAME) MEMRA_SIMD_DEFINE(name, NAME)
+MEMRA_FORMAT_LIST(MEMRA_SIMD_DEFINE_ROW_)
 }  // namespace memra::simd::MEMRA_SIMD_NS

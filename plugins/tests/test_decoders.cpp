@@ -38,7 +38,7 @@ TEST_P(Decoder, MatchesGgmlDequantizerBitForBit) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTwelve, Decoder,
+INSTANTIATE_TEST_SUITE_P(AllFormats, Decoder,
                          ::testing::ValuesIn(kAllNames),
                          [](const auto &info) { return std::string(info.param); });
 

@@ -47,7 +47,7 @@ TEST_P(Gemm, EqualsGemvBitForBit) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTwelve, Gemm, ::testing::ValuesIn(kAllNames),
+INSTANTIATE_TEST_SUITE_P(AllFormats, Gemm, ::testing::ValuesIn(kAllNames),
                          [](const auto &info) { return std::string(info.param); });
 
 }  // namespace

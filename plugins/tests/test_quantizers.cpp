@@ -3,7 +3,9 @@
 // (all-zero Q8_K bsums) or that only non-finite input reaches are pinned down.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -17,18 +19,28 @@
 namespace memra::plugin_tests {
 namespace {
 
-// Every dot file, including ggml types outside our twelve (iq4_nl, mxfp4): the activation side
-// is the same Q8_0 / Q8_K quantizer.
-const char *const kAllDotFiles[] = {"q4_0", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K",
-                                    "iq3_s", "iq4_xs", "nvfp4", "iq4_nl", "mxfp4"};
+// Every dot file: the block formats of the list, and ggml types outside it whose trials ggml
+// also runs against Q8_0 activations (iq4_nl, mxfp4): the activation side is the same quantizer.
+const std::vector<const char *> kAllDotFiles = [] {
+    std::vector<const char *> names = kQuantizedNames;
+    for (const char *extra : {"iq4_nl", "mxfp4"})
+        if (std::find_if(names.begin(), names.end(), [&](const char *n) { return std::strcmp(n, extra) == 0; }) == names.end())
+            names.push_back(extra);
+    return names;
+}();
 
-bool uses_q8_K(const std::string &name) { return name.find("_K") != std::string::npos || name == "iq3_s" || name == "iq4_xs"; }
+// The list's activation format for its formats; Q8_0 for the others (as ggml pairs them).
+int32_t act_of(const std::string &name) {
+    for (const memra_qtype_info &f : memra_qtype_table)
+        if (name == f.name) return f.act_format;
+    return MEMRA_ACT_Q8_0;
+}
 
 class Quantizer : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(Quantizer, ReproducesGgmlActivationBytes) {
     const std::string name = GetParam();
-    const int32_t act = uses_q8_K(name) ? MEMRA_ACT_Q8_K : MEMRA_ACT_Q8_0;
+    const int32_t act = act_of(name);
     for (const auto &trial : testkit::load_dot_trials(name)) {
         const int32_t n = int32_t(trial.act_f32.size());
         ASSERT_EQ(trial.act_q.size(), memra_act_row_bytes(act, n));

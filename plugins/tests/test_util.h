@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "memra/backend.h"
 #include "memra/qtypes.h"
@@ -37,12 +38,18 @@ inline const memra_kernel_v1 &scalar_kernel(int32_t qtype) {
     throw std::invalid_argument("no scalar kernel for qtype " + std::to_string(qtype));
 }
 
-// The twelve weight formats, in memra_qtype_table order.
-inline const char *const kAllNames[] = {"f32",  "q4_0", "q8_0",  "q2_K",   "q3_K", "q4_K",
-                                        "q5_K", "q6_K", "iq3_s", "iq4_xs", "bf16", "nvfp4"};
+// Every weight format of MEMRA_FORMAT_LIST, in its order.
+#define MEMRA_TEST_NAME_(name, NAME, id, elems, bytes, act) #name,
+inline const char *const kAllNames[] = {MEMRA_FORMAT_LIST(MEMRA_TEST_NAME_)};
+#undef MEMRA_TEST_NAME_
 
-// The weight formats that have ggml dot trials (examples/dot_<name>.txt) among the twelve.
-inline const char *const kQuantizedNames[] = {"q4_0", "q8_0", "q2_K", "q3_K", "q4_K",
-                                              "q5_K", "q6_K", "iq3_s", "iq4_xs", "nvfp4"};
+// The block formats of the list (all but F32 and BF16): each has ggml dot trials
+// (examples/dot_<name>.txt).
+inline const std::vector<const char *> kQuantizedNames = [] {
+    std::vector<const char *> names;
+    for (const memra_qtype_info &f : memra_qtype_table)
+        if (f.block_elems > 1) names.push_back(f.name);
+    return names;
+}();
 
 }  // namespace memra::plugin_tests

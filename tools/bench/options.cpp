@@ -60,9 +60,8 @@ std::vector<int32_t> parse_formats(const std::string &list) {
         for (const memra_qtype_info &q : memra_qtype_table)
             if (lower(q.name) == lower(p)) found = &q;
         if (!found)
-            throw std::invalid_argument("unknown format '" + p +
-                                        "' (f32, bf16, q4_0, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, "
-                                        "iq3_s, iq4_xs, nvfp4 or all)");
+            throw std::invalid_argument("unknown format '" + p + "' (" + std::string(MEMRA_QTYPE_NAMES_SPACED + 1) +
+                                        " or all)");
         out.push_back(found->id);
     }
     return out;

@@ -1,5 +1,5 @@
 // memra-demo: the README's main job, on a built-in default. It synthesizes a small MoE GGUF file
-// (four layers whose projections use each of the library's twelve formats once; tools/gguf's
+// (layers whose projections use each of the library's formats once; tools/gguf's
 // writer), loads libmemra-cpu-experts.so.2 exactly as the engine does (dlopen + dlsym), evaluates
 // every layer's experts token after token and in batches of rows, from both weight sources (the
 // mapped file, and file_fd + file_offset), and checks each result three ways: against the same
@@ -24,6 +24,7 @@
 #include "cases.h"
 #include "checks.h"
 #include "library_path.h"
+#include "memra/qtypes.h"
 #include "scalar_check.h"
 #include "served_by.h"
 
@@ -74,7 +75,7 @@ private:
 // Returns false after printing the help.
 bool parse(int argc, char **argv, Options &o) {
     po::options_description visible(
-        "memra-demo: synthesize a small MoE GGUF model covering all 12 formats, evaluate it through\n"
+        "memra-demo: synthesize a small MoE GGUF model covering every weight format, evaluate it through\n"
         "libmemra-cpu-experts as the engine does (memory and file weights), check every result against\n"
         "the scalar backend and a double-precision reference. Exit 0 only if every check passes.\n\nOptions");
     visible.add_options()
@@ -153,9 +154,9 @@ int demo_main(const Options &o) {
     const auto t0 = std::chrono::steady_clock::now();
     gguf_tool::write_model(model, spec);
     const double synth_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("model: %s%s: %u MoE layers x %u experts, n_embd %u, n_ff %u, all 12 formats, %.1f MiB, written in %.2f s\n",
+    std::printf("model: %s%s: %u MoE layers x %u experts, n_embd %u, n_ff %u, all %d formats, %.1f MiB, written in %.2f s\n",
                 model.c_str(), o.keep.empty() ? " (temporary)" : "", spec.shape.layers, spec.shape.n_expert,
-                spec.shape.n_embd, spec.shape.n_ff, double(gguf_tool::weight_bytes(spec)) / (1 << 20), synth_s);
+                spec.shape.n_embd, spec.shape.n_ff, int(MEMRA_QTYPE_COUNT), double(gguf_tool::weight_bytes(spec)) / (1 << 20), synth_s);
     std::printf("run:   %d tokens per layer and weight source, 2 experts each, by the token call and by the rows call\n"
                 "       in batches of %d, %d thread%s, seed %llu\n\n", o.tokens, std::min(o.rows, o.tokens), o.threads,
                 o.threads == 1 ? "" : "s", (unsigned long long)o.seed);

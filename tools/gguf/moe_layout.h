@@ -39,7 +39,7 @@ ExpertSlice expert_slice(const TensorInfo &t, uint64_t e);
 // The expert tensor's name, as llama.cpp spells it: proj is "gate", "up" or "down".
 std::string expert_tensor_name(int layer, const std::string &proj);
 
-// Whether libmemra-cpu-experts evaluates this ggml type (one of its twelve formats).
+// Whether libmemra-cpu-experts evaluates this ggml type (a format of its list, memra/qtypes.h).
 bool library_supports(uint32_t type);
 
 }  // namespace memra::gguf

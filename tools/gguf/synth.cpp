@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "json_writer.h"
+#include "memra/qtypes.h"
 #include "moe_layout.h"
 #include "synth_model.h"
 
@@ -19,8 +20,7 @@ const Command kSynth{
     "Write a GGUF v3 file of an MoE model's expert tensors blk.N.ffn_{gate,up,down}_exps.weight\n"
     "(ggml order [n_embd, n_ff, n_expert] and [n_ff, n_embd, n_expert]) with seeded synthetic weights,\n"
     "quantized by the project's encoders. Presets: tiny (default), qwen3-30b-a3b, mixtral-8x7b; the\n"
-    "dimension options override the preset's. Formats: f32 bf16 q4_0 q8_0 q2_K q3_K q4_K q5_K q6_K\n"
-    "iq3_s iq4_xs nvfp4 (case-insensitive).",
+    "dimension options override the preset's.\nFormats:" MEMRA_QTYPE_NAMES_SPACED " (case-insensitive).",
     "  memra-gguf synth tiny.gguf\n"
     "  memra-gguf synth q30b-1layer.gguf --arch qwen3-30b-a3b --layers 1 --qtype q4_K --qtype-down q6_K\n"
     "  memra-gguf synth mixed.gguf --n-embd 1024 --n-ff 512 --n-expert 4 --layers 3 --qtype iq4_xs --json\n"};

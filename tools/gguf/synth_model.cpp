@@ -48,8 +48,8 @@ void synth_matrix(uint64_t seed, uint32_t rows, uint32_t in, std::vector<float> 
 uint32_t parse_qtype(const std::string &option, const std::string &name) {
     const auto id = gguf::tensor_type_from_name(name);
     if (!id || !gguf::library_supports(*id))
-        throw UsageError("--" + option + " '" + name + "' is not one of the library's formats (f32 bf16 q4_0 q8_0 q2_K "
-                         "q3_K q4_K q5_K q6_K iq3_s iq4_xs nvfp4)");
+        throw UsageError("--" + option + " '" + name + "' is not one of the library's formats (" +
+                         std::string(MEMRA_QTYPE_NAMES_SPACED + 1) + ")");
     return *id;
 }
 

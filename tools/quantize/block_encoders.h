@@ -1,23 +1,18 @@
-// One encoder per format: x[0..block_elems) -> one block of block_bytes at out. Internal to
+// One encoder per format: x[0..block_elems) -> one block of block_bytes at out (F32 and BF16:
+// blocks of one value). Internal to
 // memra_quantize (quantize.cpp dispatches on the qtype).
 #pragma once
 
 #include <cstdint>
 
+#include "memra/qtypes.h"
+
 namespace memra::quantize {
 
-// encode_plain.cpp
-void encode_q4_0(const float *x, uint8_t *out);
-void encode_q8_0(const float *x, uint8_t *out);
-void encode_nvfp4(const float *x, uint8_t *out);
-// encode_kquants.cpp
-void encode_q2_K(const float *x, uint8_t *out);
-void encode_q3_K(const float *x, uint8_t *out);
-void encode_q4_K(const float *x, uint8_t *out);
-void encode_q5_K(const float *x, uint8_t *out);
-void encode_q6_K(const float *x, uint8_t *out);
-// encode_iquants.cpp
-void encode_iq4_xs(const float *x, uint8_t *out);
-void encode_iq3_s(const float *x, uint8_t *out);
+// encode_<name> for every format of MEMRA_FORMAT_LIST: encode_plain.cpp (F32, BF16, Q4_0, Q8_0,
+// NVFP4), encode_kquants.cpp, encode_iquants.cpp.
+#define MEMRA_ENCODER_DECLARE_(name, NAME, id, elems, bytes, act) void encode_##name(const float *x, uint8_t *out);
+MEMRA_FORMAT_LIST(MEMRA_ENCODER_DECLARE_)
+#undef MEMRA_ENCODER_DECLARE_
 
 }  // namespace memra::quantize

@@ -1,6 +1,8 @@
-// The single-scale formats: Q4_0, Q8_0 (ggml's reference quantizers, spec §3.1 (B) and §4.2) and
-// NVFP4 (one UE4M3 scale per 16 values, chosen among the representable bytes).
+// F32 and BF16 (one value a block), and the single-scale formats: Q4_0, Q8_0 (ggml's reference
+// quantizers, spec §3.1 (B) and §4.2) and NVFP4 (one UE4M3 scale per 16 values, chosen among
+// the representable bytes).
 #include <cmath>
+#include <cstring>
 
 #include "block_encoders.h"
 #include "common/bytes.h"
@@ -9,6 +11,12 @@
 #include "scale_search.h"
 
 namespace memra::quantize {
+
+// §4.1: the value itself (quantize_row copies whole F32 rows at once).
+void encode_f32(const float *x, uint8_t *out) { std::memcpy(out, x, sizeof(float)); }
+
+// §4.1: round to nearest even (spec §2.3), as ggml's from_float.
+void encode_bf16(const float *x, uint8_t *out) { store_u16(out, f32_to_bf16(*x)); }
 
 // §4.2, as ggml's quantize_row_q4_0_ref: the value of largest magnitude maps to code 0 (-8), so d
 // takes the opposite sign of that value; the codes are x/d + 8 rounded half up, capped at 15.

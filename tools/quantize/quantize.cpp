@@ -5,8 +5,6 @@
 #include <string>
 
 #include "block_encoders.h"
-#include "common/bytes.h"
-#include "common/fp_convert.h"
 #include "memra/cpu_experts.h"
 #include "memra/qtypes.h"
 
@@ -15,19 +13,14 @@ namespace {
 
 using BlockEncoder = void (*)(const float *, uint8_t *);
 
+// encode_<name> of every MEMRA_FORMAT_LIST row.
 BlockEncoder block_encoder(int32_t qtype) {
     switch (qtype) {
-    case MEMRA_QTYPE_Q4_0: return encode_q4_0;
-    case MEMRA_QTYPE_Q8_0: return encode_q8_0;
-    case MEMRA_QTYPE_Q2_K: return encode_q2_K;
-    case MEMRA_QTYPE_Q3_K: return encode_q3_K;
-    case MEMRA_QTYPE_Q4_K: return encode_q4_K;
-    case MEMRA_QTYPE_Q5_K: return encode_q5_K;
-    case MEMRA_QTYPE_Q6_K: return encode_q6_K;
-    case MEMRA_QTYPE_IQ3_S: return encode_iq3_s;
-    case MEMRA_QTYPE_IQ4_XS: return encode_iq4_xs;
-    case MEMRA_QTYPE_NVFP4: return encode_nvfp4;
-    default: return nullptr;  // F32, BF16 (per value, below) and unknown ids
+#define MEMRA_ENCODER_CASE_(name, NAME, id, elems, bytes, act) \
+    case id: return encode_##name;
+        MEMRA_FORMAT_LIST(MEMRA_ENCODER_CASE_)
+#undef MEMRA_ENCODER_CASE_
+    default: return nullptr;
     }
 }
 
@@ -51,12 +44,8 @@ size_t row_bytes(int32_t qtype, int64_t n) {
 
 void quantize_row(int32_t qtype, const float *x, int64_t n, uint8_t *out) {
     const memra_qtype_info &info = info_of(qtype, n);
-    if (qtype == MEMRA_QTYPE_F32) {  // F32: the values themselves
+    if (qtype == MEMRA_QTYPE_F32) {  // F32: the values themselves, at once
         std::memcpy(out, x, size_t(n) * sizeof(float));
-        return;
-    }
-    if (qtype == MEMRA_QTYPE_BF16) {  // BF16: round to nearest even (spec §2.3), as ggml's from_float
-        for (int64_t i = 0; i < n; ++i) store_u16(out + 2 * i, f32_to_bf16(x[i]));
         return;
     }
     const BlockEncoder encode = block_encoder(qtype);

@@ -1,4 +1,4 @@
-// memra_quantize: encoders from f32 to each of the library's twelve weight formats, the inverse of
+// memra_quantize: encoders from f32 to each of the library's weight formats, the inverse of
 // the decoders in plugins/scalar (formats spec /work/shared/formats/README.md §4). They are what
 // `memra-gguf synth` writes; tests/ checks each against the scalar decoder (round trip).
 //
@@ -13,7 +13,7 @@
 
 namespace memra::quantize {
 
-// Whether qtype (a ggml type id) has an encoder here: the twelve formats of ABI v2.
+// Whether qtype (a ggml type id) has an encoder here: every format of the list (memra/qtypes.h).
 bool has_encoder(int32_t qtype);
 
 // Bytes of one row of n values (n a multiple of qtype's block size).

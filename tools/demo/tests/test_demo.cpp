@@ -14,9 +14,13 @@
 #include <sstream>
 
 #include "backend_inventory.h"
+#include "memra/qtypes.h"
 #include "subprocess.h"
 
 namespace {
+
+// The demo model's layers (demo_model.h): 3 projections each, every format of the list once.
+constexpr size_t kLayers = (MEMRA_QTYPE_COUNT + 2) / 3;
 
 using memra::tests::ProcessResult;
 using memra::tests::run_process;
@@ -55,10 +59,10 @@ TEST(Demo, PassesAndPrintsTheLinesPackagingGreps) {
     EXPECT_NE(l[1].find("; plugins: "), std::string::npos) << l[1];
     EXPECT_EQ(l.back(), "all checks passed");
 
-    // Four layers, each by the token call then the rows call (one batch of the 3 tokens), each from
-    // memory then file; all twelve formats; each row checked and passing.
+    // kLayers layers, each by the token call then the rows call (one batch of the 3 tokens), each
+    // from memory then file; every format of the list; each row checked and passing.
     const std::vector<std::string> rows = table_rows(r.out);
-    ASSERT_EQ(rows.size(), 16u) << r.out;
+    ASSERT_EQ(rows.size(), 4 * kLayers) << r.out;
     std::string all;
     for (size_t i = 0; i < rows.size(); ++i) {
         EXPECT_NE(rows[i].find(i % 4 < 2 ? " token " : " rows 3 "), std::string::npos) << rows[i];
@@ -67,11 +71,14 @@ TEST(Demo, PassesAndPrintsTheLinesPackagingGreps) {
         EXPECT_EQ(rows[i].substr(rows[i].size() - 3), " ok") << rows[i];
         all += rows[i];
     }
-    for (const char *format : {"f32", "bf16", "q4_0", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq3_s", "iq4_xs", "nvfp4"})
-        EXPECT_NE(all.find(std::string(" ") + format + " "), std::string::npos) << format << "\n" << r.out;
-    // The file source read the weights it was given: 4 layers x 2 experts x 3 projections missed
-    // once (the first token), then hit on the 2 other tokens and on the rows call.
-    EXPECT_NE(r.out.find("file source: cache hits 72, misses 24, "), std::string::npos) << r.out;
+    for (const memra_qtype_info &f : memra_qtype_table)
+        EXPECT_NE(all.find(std::string(" ") + f.name + " "), std::string::npos) << f.name << "\n" << r.out;
+    // The file source read the weights it was given: kLayers layers x 2 experts x 3 projections
+    // missed once (the first token), then hit on the 2 other tokens and on the rows call.
+    const size_t misses = kLayers * 2 * 3;
+    EXPECT_NE(r.out.find("file source: cache hits " + std::to_string(3 * misses) + ", misses " + std::to_string(misses) + ", "),
+              std::string::npos)
+        << r.out;
 }
 
 // Every plugin forced in turn: one this CPU runs is what the table says served, and its results
@@ -173,16 +180,19 @@ TEST(Demo, KeptModelIsReadableByMemraGgufInspect) {
     const std::string model = (dir / "demo.gguf").string();
     const ProcessResult r = demo({"--keep", model, "--tokens", "1", "--lib", MEMRA_TEST_LIBRARY});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_NE(r.out.find("model: " + model + ": 4 MoE layers x 4 experts"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("model: " + model + ": " + std::to_string(kLayers) + " MoE layers x 4 experts, n_embd 512, n_ff 256, all " +
+                         std::to_string(MEMRA_QTYPE_COUNT) + " formats"),
+              std::string::npos)
+        << r.out;
     const ProcessResult inspect = run_process({MEMRA_GGUF_TOOL, "inspect", model, "--json"});
     std::filesystem::remove_all(dir);
     ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-    for (const char *part : {"\"tensor_count\":12", "{\"layer\":3,\"n_expert\":4,\"n_embd\":512,\"n_ff\":256,\"gate\":\"iq3_s\""})
+    for (const std::string part : {"\"tensor_count\":" + std::to_string(3 * kLayers), std::string("{\"layer\":3,\"n_expert\":4,\"n_embd\":512,\"n_ff\":256,\"gate\":\"iq3_s\"")})
         EXPECT_NE(inspect.out.find(part), std::string::npos) << part << "\n" << inspect.out;
     EXPECT_EQ(inspect.out.find("\"supported\":false"), std::string::npos) << inspect.out;
-    for (const char *format : {"f32", "bf16", "q4_0", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq3_s", "iq4_xs", "nvfp4"})
-        EXPECT_NE(inspect.out.find(std::string("{\"type\":\"") + format + "\",\"tensors\":1,"), std::string::npos)
-            << format << "\n" << inspect.out;
+    for (const memra_qtype_info &f : memra_qtype_table)
+        EXPECT_NE(inspect.out.find(std::string("{\"type\":\"") + f.name + "\",\"tensors\":"), std::string::npos)
+            << f.name << "\n" << inspect.out;
 }
 
 }  // namespace

@@ -123,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, EncoderRoundTrip, testing::ValuesIn(kBounds
 TEST(Quantize, EveryLibraryFormatHasAnEncoder) {
     ASSERT_EQ(std::size(kBounds), size_t(MEMRA_QTYPE_COUNT));
     for (const memra_qtype_info &q : memra_qtype_table) EXPECT_TRUE(has_encoder(q.id)) << q.name;
-    EXPECT_FALSE(has_encoder(1));  // F16: not one of the twelve
+    EXPECT_FALSE(has_encoder(1));  // F16: not in the list
 }
 
 TEST(Quantize, RejectsUnknownTypesAndPartialBlocks) {

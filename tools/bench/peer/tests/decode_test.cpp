@@ -1,4 +1,4 @@
-// Dequantization, bit for bit against ggml's own decoder: for each of the twelve formats, the
+// Dequantization, bit for bit against ggml's own decoder: for each format of the list, the
 // blocks of truth_blocks.h (random, synthetic and edge-case blocks) decoded by ggml's to_float
 // (libggml-base, ggml_get_type_traits(type)->to_float; F32 has none and ggml copies it) and by the
 // dequantize_row of every plugin this CPU runs, the scalar reference included. Equal means the
