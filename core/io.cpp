@@ -29,7 +29,9 @@ constexpr int kSettleLooks = 4;
 // O_DIRECT: offsets, lengths and memory aligned to the device's logical block (512 or 4096 bytes
 // on every common device; 4096 covers both), read through a buffer of this size.
 constexpr size_t kDirectAlign = 4096;
-constexpr size_t kDirectBuffer = size_t{1} << 20;
+// 4 MiB: large enough that the device sees several requests in flight per read (the block layer
+// splits one at its max_sectors_kb), small enough to stay in the last-level cache for the copy out.
+constexpr size_t kDirectBuffer = size_t{4} << 20;
 
 int64_t coarse_now() {
     timespec ts{};
@@ -76,18 +78,30 @@ struct Read {
     fail_read(r.named_fd, r.offset, r.length, "end of file after " + std::to_string(done) + " bytes");
 }
 
+// This thread's aligned buffer for direct reads: mapped at its first direct read, kept (a read
+// per projection would otherwise fault fresh memory in every time) and unmapped when it exits.
+uint8_t *direct_buffer() {
+    struct Buffer {
+        void *p = nullptr;
+        ~Buffer() {
+            if (p) ::munmap(p, kDirectBuffer);
+        }
+    };
+    thread_local Buffer buffer;
+    if (!buffer.p) {
+        void *mapped = ::mmap(nullptr, kDirectBuffer, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (mapped != MAP_FAILED) buffer.p = mapped;
+    }
+    return static_cast<uint8_t *>(buffer.p);
+}
+
 // The rest of `r` from `done` on, through an O_DIRECT descriptor: whole aligned blocks into an
 // aligned buffer, the bytes asked for copied out (a read at the end of the file comes back short).
 void read_direct(const Read &r, size_t done) {
-    void *mapped = ::mmap(nullptr, kDirectBuffer, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapped == MAP_FAILED)
+    uint8_t *buffer = direct_buffer();
+    if (!buffer)
         fail(MEMRA_STATUS_OUT_OF_MEMORY, "out of memory: no aligned buffer for an O_DIRECT read of " +
                                              std::to_string(r.length) + " bytes from fd " + std::to_string(r.named_fd));
-    struct Unmap {
-        void *p;
-        ~Unmap() { ::munmap(p, kDirectBuffer); }
-    } unmap{mapped};
-    uint8_t *buffer = static_cast<uint8_t *>(mapped);
     while (done < r.length) {
         const uint64_t at = r.offset + done;
         const uint64_t start = at & ~uint64_t{kDirectAlign - 1};
@@ -140,6 +154,22 @@ void read_exact(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_
         if (got == 0) fail_eof(r, done);
         done += static_cast<size_t>(got);
     }
+}
+
+int reopen_direct(int fd) {
+    struct stat before;
+    if (::fstat(fd, &before) != 0 || !S_ISREG(before.st_mode)) return -1;
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    int direct;
+    do direct = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC | O_NOCTTY);
+    while (direct < 0 && errno == EINTR);
+    if (direct < 0) return -1;
+    struct stat after;
+    if (::fstat(direct, &after) != 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
+        ::close(direct);
+        return -1;
+    }
+    return direct;
 }
 
 FileIdentity identify_file(int fd, uint64_t offset, size_t length, int named_fd) {

@@ -18,6 +18,13 @@ namespace memra {
 // buffer of its own, the bytes asked for copied out; the flag may also be set while reading.
 void read_exact(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_fd = -1);
 
+// MEMRA_CPU_EXPERT_DIRECT_IO=1: a new descriptor of the very file `fd` names (reopened through
+// /proc/self/fd, its inode checked), with O_DIRECT and O_CLOEXEC, for the library's own reads; -1
+// when there is none to be had (no /proc, a filesystem without O_DIRECT such as tmpfs, the fd limit,
+// another file found there): the caller then reads through `fd`, buffered. The caller's open file
+// (and its flags) is never touched.
+int reopen_direct(int fd);
+
 // What a file is, as far as cached bytes are concerned: the inode, and the size and modification
 // time that change when it is rewritten in place (a file replaced under its path has another
 // inode, or the same inode number reused with another time). Not ctime: it also changes when

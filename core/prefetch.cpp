@@ -100,7 +100,7 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
         while (k < sources.size() && sources[k].caller_fd != p.file_fd) ++k;
         if (k == sources.size()) {
             sources.reserve(sources.size() + 1);  // before the duplicate exists: push_back cannot throw
-            const int fd = ::fcntl(p.file_fd, F_DUPFD_CLOEXEC, 0);
+            const int fd = reading_descriptor(p.file_fd);
             const int err = errno;
             sources.push_back({p.file_fd, fd, {}, false});
             try {

@@ -149,6 +149,14 @@ Settings read_settings(bool secure_execution) {
                              "' is not a byte count (expected a number with an optional K, M or G "
                              "suffix, e.g. 8G; 0 disables the cache)");
 
+    // Reads of file weights that bypass the page cache (docs/file-weights.md, "Direct I/O"). It
+    // chooses no code and no file, so it is read in a secure-execution process too.
+    const std::string direct = env("MEMRA_CPU_EXPERT_DIRECT_IO");
+    if (direct == "1")
+        s.direct_io = true;
+    else if (!direct.empty() && direct != "0")
+        s.problems.push_back("MEMRA_CPU_EXPERT_DIRECT_IO='" + direct + "' is not 0 or 1");
+
     if (secure_execution)
         s.log_notes.push_back("secure-execution process (setuid, setgid or file capabilities): " + not_read +
                               " not read (" + (ignored.empty() ? "none of them is set" : "set but ignored: " + ignored) +

@@ -15,6 +15,7 @@ struct Settings {
     bool log = false;                  // MEMRA_CPU_EXPERT_LOG=1
     uint64_t disabled_features = 0;    // MEMRA_CPU_EXPERT_DISABLE_FEATURES (testing/diagnosis)
     uint64_t cache_bytes = 0;          // MEMRA_CPU_EXPERT_CACHE_BYTES (default_cache_bytes())
+    bool direct_io = false;            // MEMRA_CPU_EXPERT_DIRECT_IO=1: file weights bypass the page cache
     bool secure_execution = false;     // setuid, setgid or file capabilities (see read_settings)
     std::vector<std::string> problems; // fatal: the library refuses to compute
     std::vector<std::string> warnings; // printed to stderr once

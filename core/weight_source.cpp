@@ -9,6 +9,7 @@
 #include <new>
 #include <string>
 
+#include "backend_registry.h"
 #include "io.h"
 #include "stats.h"
 
@@ -33,6 +34,15 @@ uint8_t *stream_memory(AlignedBuffer &buffer, size_t bytes) {
 }
 
 }  // namespace
+
+int reading_descriptor(int caller_fd) {
+    const int fd = ::fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0 || !BackendRegistry::instance().settings().direct_io) return fd;
+    const int direct = reopen_direct(fd);
+    if (direct < 0) return fd;  // buffered, through the duplicate
+    ::close(fd);
+    return direct;
+}
 
 void counted_read(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_fd) {
     StopWatch io;
@@ -102,7 +112,7 @@ void CallWeights::open_files() {
             files_.reserve(files_.size() + 1);  // before the duplicate exists: push_back cannot throw
             OpenFile file;
             file.caller_fd = caller_fd;
-            file.fd = ::fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
+            file.fd = reading_descriptor(caller_fd);
             file.owned = file.fd >= 0;
             if (!file.owned) {
                 const int err = errno;

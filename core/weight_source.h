@@ -18,6 +18,12 @@ namespace memra {
 // read_exact, counted: read_bytes and io_ns (for compute calls and the prefetch worker alike).
 void counted_read(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_fd = -1);
 
+// The library's own descriptor for reading the file `caller_fd` names: a duplicate
+// (F_DUPFD_CLOEXEC), or with MEMRA_CPU_EXPERT_DIRECT_IO=1 a reopening of the same file with
+// O_DIRECT where the filesystem allows it (reopen_direct, io.h; else the duplicate). -1 with errno
+// set when no descriptor could be had (EBADF: `caller_fd` is not open).
+int reading_descriptor(int caller_fd);
+
 // Each file the call reads is read through a duplicate of the caller's descriptor that the call
 // owns, identified through that duplicate (fstat), and checked again after every read: the bytes
 // come from the very file whose identity keys them, whatever the caller does to its descriptor

@@ -4,6 +4,7 @@
 // survived, and the budget (MEMRA_CPU_EXPERT_CACHE_BYTES, read at load, so in child processes)
 // bounds what stays resident and decides what is evicted.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,8 +12,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "child_scenario.h"
 #include "formats.h"
@@ -312,6 +315,95 @@ MEMRA_CHILD_SCENARIO(LeastRecentlyUsedGoesFirst) {
 
 TEST(CacheBudget, EvictsTheLeastRecentlyUsed) {
     expect_child_passes("LeastRecentlyUsedGoesFirst", {{"MEMRA_CPU_EXPERT_CACHE_BYTES", std::to_string(6 * kChunk)}});
+}
+
+// MEMRA_CPU_EXPERT_DIRECT_IO=1 (docs/file-weights.md, "Direct I/O"): the library reopens the
+// file with O_DIRECT and reads aligned blocks around the (deliberately unaligned) offsets. Whether
+// it bypassed the page cache shows in mincore: the file's pages were dropped first, and a buffered
+// read brings them back.
+
+// Pages of `fd`'s first `bytes` in the page cache; -1 when that cannot be seen.
+long resident_pages(int fd, uint64_t bytes) {
+    void *map = mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return -1;
+    const size_t pages = (bytes + 4095) / 4096;
+    std::vector<unsigned char> in(pages);
+    long n = -1;
+    if (mincore(map, bytes, in.data()) == 0) {
+        n = 0;
+        for (unsigned char c : in) n += c & 1;
+    }
+    munmap(map, bytes);
+    return n;
+}
+
+// Whether this file can be opened with O_DIRECT at all (tmpfs cannot: the library then reads it
+// buffered, as without the variable).
+bool direct_capable(int fd) {
+    const int direct = open(("/proc/self/fd/" + std::to_string(fd)).c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (direct < 0) return false;
+    close(direct);
+    return true;
+}
+
+MEMRA_CHILD_SCENARIO(DirectIoSameBits) {
+    const char *value = std::getenv("MEMRA_CPU_EXPERT_DIRECT_IO");
+    const bool direct = value && std::string(value) == "1";
+    const testkit::TokenProblem p = token_problem(MEMRA_QTYPE_Q4_K, 111);
+    const testkit::RowsProblem rows = testkit::make_rows_problem(testkit::uniform_spec(MEMRA_QTYPE_IQ3_S), 3, kEmbd, kFf, 112);
+    const std::vector<float> expected = run_token(p, 2), rows_expected = run_rows(rows, 2);
+    std::vector<CpuExpertV2> experts = p.experts.descriptors(), rows_expert = rows.experts.descriptors();
+    std::vector<CpuProjectionV2 *> all = projections_of(experts);
+    for (CpuProjectionV2 *q : projections_of(rows_expert)) all.push_back(q);
+    const WeightsFile file(all);
+    ASSERT_EQ(fdatasync(file.fd()), 0);
+    ASSERT_EQ(posix_fadvise(file.fd(), 0, 0, POSIX_FADV_DONTNEED), 0);
+    const long before_pages = resident_pages(file.fd(), file.size());
+    for (int call = 0; call < 2; ++call) {  // read, then from the cache
+        const CacheCounters before = cache_counters();
+        EXPECT_TRUE(same_bits(token_call(experts, p), expected)) << "call " << call;
+        const CacheCounters d = cache_counters() - before;
+        EXPECT_EQ(d[0], call == 0 ? 0u : 6u) << "hits, call " << call;
+    }
+    // The rows expert through prefetch (the worker reads through its own descriptor), then the call.
+    std::vector<CpuProjectionV2> projections{rows_expert[0].gate, rows_expert[0].up, rows_expert[0].down};
+    char error[256] = {};
+    ASSERT_EQ(memra_cpu_expert_prefetch_v2(projections.data(), 3, error, sizeof error), MEMRA_STATUS_OK) << error;
+    EXPECT_TRUE(same_bits(rows_call(rows_expert, rows), rows_expected));
+    const long after_pages = resident_pages(file.fd(), file.size());
+    if (direct_capable(file.fd()) && before_pages == 0 && after_pages >= 0) {
+        if (direct)
+            EXPECT_EQ(after_pages, 0) << "direct reads left the file's pages in the page cache";
+        else
+            EXPECT_GT(after_pages, 0) << "buffered reads did not go through the page cache";
+    }
+    // A file shortened under the last projection: status 3, end of file, as buffered.
+    ASSERT_EQ(ftruncate(file.fd(), off_t(experts[1].down.file_offset + 10)), 0);
+    // (another size, so another key: nothing cached serves it)
+    std::vector<float> out(size_t(kEmbd), -3.0f);
+    const CallResult r = call_token(experts.data(), 2, p.input.data(), out.data(), 2);
+    EXPECT_EQ(r.status, MEMRA_STATUS_IO_ERROR) << r.message;
+    EXPECT_NE(r.message.find("expert 1 down"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("end of file"), std::string::npos) << r.message;
+    EXPECT_EQ(out, std::vector<float>(size_t(kEmbd), -3.0f)) << "output written on failure";
+}
+
+TEST(DirectIo, SameBitsAndThePageCacheIsBypassed) {
+    expect_child_passes("DirectIoSameBits", {{"MEMRA_CPU_EXPERT_DIRECT_IO", "1"}});
+}
+
+TEST(DirectIo, WithoutItReadsAreBuffered) { expect_child_passes("DirectIoSameBits", {{"MEMRA_CPU_EXPERT_DIRECT_IO", "0"}}); }
+
+MEMRA_CHILD_SCENARIO(BadDirectIoFailsEveryCall) {
+    const testkit::TokenProblem p = one_expert(114);
+    std::vector<float> out(static_cast<size_t>(kEmbd));
+    const CallResult token = call_token(p.experts.data(), 1, p.input.data(), out.data(), 1);
+    EXPECT_EQ(token.status, MEMRA_STATUS_NO_BACKEND);
+    EXPECT_NE(token.message.find("MEMRA_CPU_EXPERT_DIRECT_IO='yes'"), std::string::npos) << token.message;
+}
+
+TEST(DirectIo, BadValueFailsEveryCallWithStatus5) {
+    expect_child_passes("BadDirectIoFailsEveryCall", {{"MEMRA_CPU_EXPERT_DIRECT_IO", "yes"}});
 }
 
 }  // namespace
