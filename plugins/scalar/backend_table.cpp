@@ -16,7 +16,7 @@ constexpr memra_kernel_v1 kernel(int32_t qtype, int32_t act_format, DequantizeFn
 }
 
 // One row per MEMRA_FORMAT_LIST row, in its order.
-#define MEMRA_SCALAR_KERNEL_(name, NAME, id, elems, bytes, act) kernel<dot_##name>(id, act, dequantize_row_##name),
+#define MEMRA_SCALAR_KERNEL_(name, NAME, id, elems, bytes, act) kernel<dot_##name>(id, act, blocks::dequantize_row_##name),
 constexpr memra_kernel_v1 kKernels[] = {MEMRA_FORMAT_LIST(MEMRA_SCALAR_KERNEL_)};
 #undef MEMRA_SCALAR_KERNEL_
 static_assert(sizeof(kKernels) / sizeof(kKernels[0]) == MEMRA_QTYPE_COUNT,

@@ -2,11 +2,13 @@
 // sub-block scales (IQ3_S: ls = 2 s4 + 1; IQ4_XS: ls - 32) multiply the int lanes in integers,
 // then one fma per super-block with D = d * D_q8K.
 #include "common/act_layout.h"
-#include "scalar/block_fields.h"
+#include "common/block_fields.h"
 #include "scalar/kernels.h"
 #include "scalar/lanes.h"
 
 namespace memra::scalar {
+
+using namespace blocks;  // the block accessors
 
 namespace {
 

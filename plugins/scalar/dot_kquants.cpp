@@ -3,11 +3,13 @@
 // min / offset terms exactly where and how the AVX2 kernels apply them, because that placement
 // decides the rounding.
 #include "common/act_layout.h"
-#include "scalar/block_fields.h"
+#include "common/block_fields.h"
 #include "scalar/kernels.h"
 #include "scalar/lanes.h"
 
 namespace memra::scalar {
+
+using namespace blocks;  // the block accessors
 
 namespace {
 

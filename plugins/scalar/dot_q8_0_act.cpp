@@ -1,11 +1,13 @@
 // Dots of the formats paired with Q8_0 activations (Q4_0, Q8_0, NVFP4), in ggml's AVX2 order
 // (spec §5.2): per 32-element block one fma of the int lanes with the block's scale.
 #include "common/act_layout.h"
-#include "scalar/block_fields.h"
+#include "common/block_fields.h"
 #include "scalar/kernels.h"
 #include "scalar/lanes.h"
 
 namespace memra::scalar {
+
+using namespace blocks;  // the block accessors
 
 namespace {
 

@@ -1,11 +1,11 @@
 // The memra_backend_v1 table of one ISA build: constant-initialised POD (constexpr), so loading
 // the plugin runs no code of ours. Activation quantizers are the canonical ones of
-// plugins/common; dequantize_row reuses the scalar reference decoders (bit-identical to ggml).
+// plugins/common; dequantize_row is the shared decoder of common/decode.h (bit-identical to ggml).
 // A format missing here is served by the next lower plugin (down to scalar).
+#include "common/decode.h"
 #include "common/quantize.h"
 #include "memra/backend.h"
 #include "memra/qtypes.h"
-#include "scalar/kernels.h"
 #include "simd/kernels.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
@@ -13,7 +13,7 @@ namespace {
 
 // One row per MEMRA_FORMAT_LIST row, in its order.
 #define MEMRA_SIMD_KERNEL(name, NAME, id, elems, bytes, act) \
-    memra_kernel_v1{id, act, gemv_##name, gemm_##name, scalar::dequantize_row_##name},
+    memra_kernel_v1{id, act, gemv_##name, gemm_##name, blocks::dequantize_row_##name},
 constexpr memra_kernel_v1 kKernels[] = {MEMRA_FORMAT_LIST(MEMRA_SIMD_KERNEL)};
 
 #undef MEMRA_SIMD_KERNEL

@@ -12,7 +12,6 @@
 
 #include "common/act_layout.h"
 #include "common/tables.h"
-#include "scalar/block_fields.h"
 #include "simd/common.h"
 
 #include <utility>

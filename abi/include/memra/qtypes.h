@@ -30,8 +30,8 @@ typedef struct memra_qtype_info {
  *
  *   X(name, NAME, id, block_elems, block_bytes, act_format)
  *     name         ggml's spelling, also the suffix of the per-format symbols: scalar::dot_<name>,
- *                  scalar::dequantize_row_<name>, the SIMD gemv_<name>/gemm_<name>,
- *                  quantize::encode_<name>, and scalar/block_fields.h's namespace <name>
+ *                  blocks::dequantize_row_<name>, the SIMD gemv_<name>/gemm_<name>,
+ *                  quantize::encode_<name>, and common/block_fields.h's namespace <name>
  *     NAME         the SIMD plugins' format struct (simd/formats_*.h); MEMRA_QTYPE_<NAME> in
  *                  memra/cpu_experts.h where the public header names it
  *     id           ggml type id
@@ -39,9 +39,10 @@ typedef struct memra_qtype_info {
  *     block_bytes  bytes per block
  *     act_format   the memra_act_format ggml pairs it with (CONTRACT.md, "Math")
  *
- * A new format: its row here, its accessors in scalar/block_fields.h (static_asserts check them
- * against this row), its scalar decode and dot, its SIMD struct (static_asserts again), its
- * encoder in tools/quantize, and its row in the docs. */
+ * A new format: its row here, its accessors in common/block_fields.h (static_asserts check them
+ * against this row), its decoder (plugins/common/decode_*.cpp) and scalar dot, its SIMD struct
+ * (static_asserts again), its encoder in tools/quantize, and its row in the docs (README.md,
+ * "Adding a weight format"). */
 #define MEMRA_FORMAT_LIST(X)                          \
     X(f32, F32, 0, 1, 4, MEMRA_ACT_F32)               \
     X(q4_0, Q4_0, 2, 32, 18, MEMRA_ACT_Q8_0)          \

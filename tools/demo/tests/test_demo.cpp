@@ -187,7 +187,7 @@ TEST(Demo, KeptModelIsReadableByMemraGgufInspect) {
     const ProcessResult inspect = run_process({MEMRA_GGUF_TOOL, "inspect", model, "--json"});
     std::filesystem::remove_all(dir);
     ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
-    for (const std::string part : {"\"tensor_count\":" + std::to_string(3 * kLayers), std::string("{\"layer\":3,\"n_expert\":4,\"n_embd\":512,\"n_ff\":256,\"gate\":\"iq3_s\"")})
+    for (const std::string &part : {"\"tensor_count\":" + std::to_string(3 * kLayers), std::string("{\"layer\":3,\"n_expert\":4,\"n_embd\":512,\"n_ff\":256,\"gate\":\"iq3_s\"")})
         EXPECT_NE(inspect.out.find(part), std::string::npos) << part << "\n" << inspect.out;
     EXPECT_EQ(inspect.out.find("\"supported\":false"), std::string::npos) << inspect.out;
     for (const memra_qtype_info &f : memra_qtype_table)

@@ -1,8 +1,8 @@
 // Decoders of the code-book formats IQ3_S and IQ4_XS (spec §4.10, §4.12), bit-identical to ggml.
-#include "scalar/block_fields.h"
-#include "scalar/kernels.h"
+#include "common/block_fields.h"
+#include "common/decode.h"
 
-namespace memra::scalar {
+namespace memra::blocks {
 
 // db = d * float(ls); y[i] = (db * float(mag_i)) * (sign ? -1 : +1). The sign is a final exact
 // multiplication, so d = 0 with a set sign bit gives -0.0, as in ggml.
@@ -29,4 +29,4 @@ void dequantize_row_iq4_xs(const uint8_t *row, int32_t n, float *out) {
     }
 }
 
-}  // namespace memra::scalar
+}  // namespace memra::blocks

@@ -1,6 +1,8 @@
 // Where each field of each weight block lives: one small accessor per field, named and indexed
-// as in the formats spec §4, so that the decoders and the dot products read the same bits the
-// same way and each read like the spec's formula. Element indices are within one block.
+// as in the formats spec §4, so that the decoders (common/decode.h), the scalar dot products and
+// whatever else reads weight blocks read the same bits the same way and each read like the
+// spec's formula. Element indices are within one block. Part of the format vocabulary (with
+// tables.h, act_layout.h, decode.h and quantize.h) shared by the plugins, the test kit and tools.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +13,7 @@
 #include "common/tables.h"
 #include "memra/qtypes.h"
 
-namespace memra::scalar {
+namespace memra::blocks {
 
 namespace f32 {  // §4.1: one little-endian binary32 per value
 constexpr int kElems = 1;
@@ -165,8 +167,8 @@ inline int value(const uint8_t *b, int i) {  // kvalues_fp4[code_i] (doubled E2M
 // accessors here, or accessors for another block size, does not compile.
 #define MEMRA_BLOCK_FIELDS_CHECK_(name, NAME, id, elems, bytes, act)                   \
     static_assert(name::kElems == elems && name::kBytes == size_t(bytes),               \
-                  "scalar/block_fields.h: " #name " disagrees with its MEMRA_FORMAT_LIST row");
+                  "common/block_fields.h: " #name " disagrees with its MEMRA_FORMAT_LIST row");
 MEMRA_FORMAT_LIST(MEMRA_BLOCK_FIELDS_CHECK_)
 #undef MEMRA_BLOCK_FIELDS_CHECK_
 
-}  // namespace memra::scalar
+}  // namespace memra::blocks

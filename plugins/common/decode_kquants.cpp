@@ -1,9 +1,9 @@
 // Decoders of the K-quants (spec §4.4-4.8), each formula in the spec's exact operation order
 // (e.g. Q4_K: two separate products and a subtraction, never an FMA), bit-identical to ggml.
-#include "scalar/block_fields.h"
-#include "scalar/kernels.h"
+#include "common/block_fields.h"
+#include "common/decode.h"
 
-namespace memra::scalar {
+namespace memra::blocks {
 
 // dl = d * float(sc_s); ml = dmin * float(m_s); y[i] = (dl * float(q_i)) - ml
 void dequantize_row_q2_K(const uint8_t *row, int32_t n, float *out) {
@@ -67,4 +67,4 @@ void dequantize_row_q6_K(const uint8_t *row, int32_t n, float *out) {
     }
 }
 
-}  // namespace memra::scalar
+}  // namespace memra::blocks

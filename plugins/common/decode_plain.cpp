@@ -5,10 +5,10 @@
 
 #include "common/bytes.h"
 #include "common/fp_convert.h"
-#include "scalar/block_fields.h"
-#include "scalar/kernels.h"
+#include "common/block_fields.h"
+#include "common/decode.h"
 
-namespace memra::scalar {
+namespace memra::blocks {
 
 void dequantize_row_f32(const uint8_t *row, int32_t n, float *out) {
     std::memcpy(out, row, size_t(n) * sizeof(float));
@@ -45,4 +45,4 @@ void dequantize_row_nvfp4(const uint8_t *row, int32_t n, float *out) {
     }
 }
 
-}  // namespace memra::scalar
+}  // namespace memra::blocks
