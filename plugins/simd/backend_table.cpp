@@ -1,12 +1,13 @@
 // The memra_backend_v1 table of one ISA build: constant-initialised POD (constexpr), so loading
-// the plugin runs no code of ours. Activation quantizers are the canonical ones of
-// plugins/common; dequantize_row is the shared decoder of common/decode.h (bit-identical to ggml).
+// the plugin runs no code of ours. Activation quantizers: the canonical ones of plugins/common
+// (F32) or their vector form, byte for byte the same (simd/quantize_acts.h); dequantize_row is the shared decoder of common/decode.h (bit-identical to ggml).
 // A format missing here is served by the next lower plugin (down to scalar).
 #include "common/decode.h"
 #include "common/quantize.h"
 #include "memra/backend.h"
 #include "memra/qtypes.h"
 #include "simd/kernels.h"
+#include "simd/quantize_acts.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 namespace {
@@ -24,7 +25,7 @@ constexpr memra_backend_v1 kBackend = {
     MEMRA_SIMD_NAME,
     MEMRA_SIMD_DESCRIPTION,
     MEMRA_SIMD_FEATURES,
-    {quantize_row_f32, quantize_row_bf16, quantize_row_q8_0, quantize_row_q8_K},
+    {quantize_row_f32, quantize_row_bf16_simd, quantize_row_q8_0_simd, quantize_row_q8_K_simd},
     int32_t(sizeof(kKernels) / sizeof(kKernels[0])),
     kKernels,
 };

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -26,6 +27,7 @@
 
 #include "formats.h"
 #include "common/fp_convert.h"
+#include "common/quantize.h"
 #include "isa_scan.h"
 #include "simd/ue4m3_table.h"
 #include "synthetic_weights.h"
@@ -256,6 +258,73 @@ INSTANTIATE_TEST_SUITE_P(Builds, SimdVsScalar,
                          [](const auto &i) {
                              return std::string(std::get<0>(i.param)) + "_" + std::get<1>(i.param);
                          });
+
+// Each build's activation quantizers write the canonical quantizers' bytes (plugins/common),
+// which the scalar reference and every dot test use: rows of blocks that are ordinary, tiny, huge,
+// exactly on rounding ties, all zero, subnormal, with NaN or infinity, and with the largest
+// magnitude reached first by a negative and later by a positive value (Q8_K keeps the first).
+std::vector<float> quantizer_inputs(int32_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(n));
+    const int32_t blocks = n / 32;
+    for (int32_t b = 0; b < blocks; ++b) {
+        float *xb = x.data() + size_t(b) * 32;
+        const int kind = b % 10;
+        const float scale = kind == 1 ? 1e-30f : kind == 2 ? 1e30f : kind == 3 ? 1e-41f : 1.0f;
+        for (int i = 0; i < 32; ++i) xb[i] = scale * normal(rng);
+        if (kind == 4)  // amax 127: x * 127/amax = x, so halves are exact ties
+            for (int i = 0; i < 32; ++i) xb[i] = i == 0 ? 127.0f : float(i % 64) - 15.5f;
+        if (kind == 5) std::fill(xb, xb + 32, 0.0f);
+        if (kind == 6) {  // and BF16's rounding cases: ties to even both ways, overflow, a signalling NaN
+            const uint32_t patterns[] = {0x3F808000u, 0x3F818000u, 0x7F7FFFFFu, 0xFF7FFFFFu,
+                                         0x7F800001u, 0x80000000u, 0x00008000u, 0x00018000u};
+            for (int i = 0; i < 8; ++i) std::memcpy(&xb[i], &patterns[i], 4);
+            xb[8 + rng() % 24] = std::numeric_limits<float>::quiet_NaN();
+        }
+        if (kind == 7) xb[rng() % 32] = -std::numeric_limits<float>::infinity();
+        if (kind == 8) {
+            xb[3] = -9.0f;
+            xb[20] = 9.0f;
+        }
+        if (kind == 9) xb[31] = 1e-45f * float(rng() % 3);  // a lone subnormal (or zero) maximum
+        if (kind == 9)
+            for (int i = 0; i < 31; ++i) xb[i] = 0.0f;
+    }
+    return x;
+}
+
+class SimdQuantizers : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(SimdQuantizers, WriteTheCanonicalBytes) {
+    std::string why;
+    bool cpu_lacks = false;
+    const memra_backend_v1 *t = build_table(GetParam(), &why, &cpu_lacks);
+    if (!t && cpu_lacks) GTEST_SKIP() << why;
+    ASSERT_NE(t, nullptr) << "broken plugin: " << why;
+    using Quantize = void (*)(const float *, int32_t, void *);
+    const struct {
+        int act;
+        Quantize canonical;
+    } kFormats[] = {{MEMRA_ACT_F32, quantize_row_f32}, {MEMRA_ACT_BF16, quantize_row_bf16},
+                    {MEMRA_ACT_Q8_0, quantize_row_q8_0}, {MEMRA_ACT_Q8_K, quantize_row_q8_K}};
+    for (const auto &f : kFormats)
+        for (int32_t n : {256, 4096, 2560 * 4})
+            for (uint32_t seed : {1u, 2u, 3u}) {
+                const std::vector<float> x = quantizer_inputs(n, seed);
+                const size_t bytes = memra_act_row_bytes(f.act, n);
+                std::vector<uint8_t> want(bytes, 0xA5), got(bytes + 64, 0x5A);
+                f.canonical(x.data(), n, want.data());
+                t->quantize[f.act](x.data(), n, got.data());
+                for (size_t i = 0; i < bytes; ++i)
+                    ASSERT_EQ(got[i], want[i]) << memra_act_format_name(f.act) << " n=" << n << " seed=" << seed
+                                               << ": first differing byte " << i;
+                for (size_t i = bytes; i < got.size(); ++i) ASSERT_EQ(got[i], 0x5A) << "wrote past the row";
+            }
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, SimdQuantizers, ::testing::ValuesIn(kBuilds),
+                         [](const auto &i) { return std::string(i.param); });
 
 // The SIMD builds decode NVFP4 scale bytes by table; it must equal ue4m3_half for all 256 (the
 // synthetic weights only use exponents 1 and 2).
