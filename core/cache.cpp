@@ -1,9 +1,14 @@
 #include "cache.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <new>
+#include <thread>
 
 #include "backend_registry.h"
 
@@ -27,8 +32,8 @@ size_t CacheKeyHash::operator()(const CacheKey &k) const {
     return static_cast<size_t>(h);
 }
 
-WeightCache::WeightCache(uint64_t budget, Stats &stats, SlabPool::MapFn map)
-    : budget_(budget), stats_(stats), pool_(map) {}
+WeightCache::WeightCache(uint64_t budget, Stats &stats, SlabPool::MapFn map, bool prefault)
+    : budget_(budget), stats_(stats), pool_(map), prefault_(prefault) {}
 
 WeightCache::~WeightCache() {
     for (auto &[key, entry] : entries_) {
@@ -36,17 +41,29 @@ WeightCache::~WeightCache() {
             stats_.resident_bytes.fetch_sub(entry->key.length, std::memory_order_relaxed);
         delete entry;
     }
+    for (size_t i = 0; i < spare_count_; ++i) ::munmap(spares_[i].data, spares_[i].bytes);
 }
 
 namespace {
 
 WeightCache *g_cache = nullptr;  // instance(), for the fork handlers
 
+// A detached thread may run library code after a dlclose: the library stays loaded once it starts
+// one (marked once: the loader's lock is not taken again for every thread).
+void keep_library_loaded() {
+    static std::atomic<bool> kept{false};
+    if (kept.exchange(true)) return;
+    Dl_info info;
+    if (::dladdr(reinterpret_cast<void *>(&keep_library_loaded), &info) && info.dli_fname)
+        (void)::dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 }  // namespace
 
 WeightCache &WeightCache::instance() {
     static WeightCache *cache = [] {
-        g_cache = new WeightCache(BackendRegistry::instance().settings().cache_bytes, stats());
+        g_cache = new WeightCache(BackendRegistry::instance().settings().cache_bytes, stats(), SlabPool::map_prefaulted,
+                                  /*prefault=*/true);
         pthread_atfork([] { g_cache->before_fork(); }, [] { g_cache->after_fork_in_parent(); },
                        [] { g_cache->after_fork_in_child(); });
         return g_cache;
@@ -62,6 +79,7 @@ void WeightCache::after_fork_in_child() {
     mutex_.unlock();  // taken by before_fork, in this very thread
     new (&filled_) std::condition_variable;
     reserved_ = 0;  // memory being mapped by threads that are gone
+    prefaulting_ = false;  // the thread making spares is one of them
     for (auto it = entries_.begin(); it != entries_.end();) {
         Entry *e = it->second;
         if (e->state == Entry::State::kLoading) {
@@ -121,10 +139,11 @@ WeightCache::Handle WeightCache::acquire(const CacheKey &key, bool claim) {
 uint8_t *WeightCache::chunk_for(size_t chunk, std::unique_lock<std::mutex> &lock) {
     for (;;) {
         if (uint8_t *p = pool_.take_free(chunk)) return p;
-        const uint64_t used = pool_.mapped_bytes() + reserved_;
+        const uint64_t used = pool_.mapped_bytes() + reserved_ + spare_bytes_;
         if (used + chunk <= budget_) break;
-        // Make room: free chunks of other sizes first (they hold nothing), then the least
-        // recently used entry (whose chunk, if of this size, the next round takes).
+        // Make room: spare slabs and free chunks of other sizes first (they hold nothing), then
+        // the least recently used entry (whose chunk, if of this size, the next round takes).
+        if (drop_spare_locked()) continue;
         if (pool_.free_bytes() > 0) {
             pool_.unmap_free(budget_ >= reserved_ + chunk ? budget_ - reserved_ - chunk : 0, chunk);
             if (pool_.mapped_bytes() + reserved_ + chunk <= budget_) break;
@@ -132,16 +151,72 @@ uint8_t *WeightCache::chunk_for(size_t chunk, std::unique_lock<std::mutex> &lock
         if (!lru_head_) return nullptr;  // everything left is pinned or being mapped
         evict_one();
     }
+    // A spare slab, faulted in ahead of demand, when one can hold a chunk of this size (spares
+    // too small for it hold nothing and make way). Its tail beyond the last whole chunk goes.
+    while (spare_count_ > 0 && spares_[spare_count_ - 1].bytes < chunk) drop_spare_locked();
+    if (spare_count_ > 0) {
+        const Spare spare = spares_[--spare_count_];
+        spare_bytes_ -= spare.bytes;
+        const size_t count = spare.bytes / chunk;
+        if (spare.bytes > count * chunk) ::munmap(spare.data + count * chunk, spare.bytes - count * chunk);
+        uint8_t *first = pool_.adopt_slab(spare.data, chunk, count);
+        want_spares_locked();
+        return first;
+    }
     // Grow by a slab of several chunks of this size (faulting memory in bulk is much faster than
     // page by page), as far as the budget allows.
-    const uint64_t room = budget_ - pool_.mapped_bytes() - reserved_;
+    const uint64_t room = budget_ - pool_.mapped_bytes() - reserved_ - spare_bytes_;
     const size_t count = std::max<size_t>(1, std::min<uint64_t>(SlabPool::kSlabBytes / chunk, room / chunk));
     reserved_ += count * chunk;
     lock.unlock();
     uint8_t *slab = pool_.map_slab(chunk, count);
     lock.lock();
     reserved_ -= count * chunk;
-    return slab ? pool_.adopt_slab(slab, chunk, count) : nullptr;
+    if (!slab) return nullptr;
+    uint8_t *first = pool_.adopt_slab(slab, chunk, count);
+    want_spares_locked();  // the cache is growing: the next growth will want memory too
+    return first;
+}
+
+bool WeightCache::drop_spare_locked() {
+    if (spare_count_ == 0) return false;
+    const Spare spare = spares_[--spare_count_];
+    spare_bytes_ -= spare.bytes;
+    ::munmap(spare.data, spare.bytes);
+    return true;
+}
+
+void WeightCache::want_spares_locked() {
+    if (!prefault_ || prefaulting_ || spare_count_ >= kSpareSlabs) return;
+    if (pool_.mapped_bytes() + reserved_ + spare_bytes_ + SlabPool::kSlabBytes > budget_) return;
+    prefaulting_ = true;
+    keep_library_loaded();
+    // The thread takes none of the process's signals: they stay with the engine's threads.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    try {
+        std::thread([this] { make_spares(); }).detach();
+    } catch (...) {
+        prefaulting_ = false;  // no thread to be had: the cache grows on demand, as before
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void WeightCache::make_spares() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (prefaulting_ && spare_count_ < kSpareSlabs &&
+           pool_.mapped_bytes() + reserved_ + spare_bytes_ + SlabPool::kSlabBytes <= budget_) {
+        reserved_ += SlabPool::kSlabBytes;
+        lock.unlock();
+        uint8_t *slab = pool_.map_spare(SlabPool::kSlabBytes);
+        lock.lock();
+        reserved_ -= SlabPool::kSlabBytes;
+        if (!slab) break;  // refused: the cache grows on demand, as before
+        spares_[spare_count_++] = {slab, SlabPool::kSlabBytes};
+        spare_bytes_ += SlabPool::kSlabBytes;
+    }
+    prefaulting_ = false;
 }
 
 void WeightCache::lru_push_back(Entry *e) {
@@ -222,7 +297,17 @@ void WeightCache::unpin(Entry *e) {
 
 size_t WeightCache::mapped_bytes() {
     std::lock_guard<std::mutex> lock(mutex_);
-    return pool_.mapped_bytes();
+    return pool_.mapped_bytes() + spare_bytes_;
+}
+
+size_t WeightCache::spare_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return spare_bytes_;
+}
+
+bool WeightCache::prefaulting() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return prefaulting_;
 }
 
 }  // namespace memra

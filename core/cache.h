@@ -48,7 +48,9 @@ public:
     };
 
     // `stats` receives resident_bytes and insert_ns.
-    WeightCache(uint64_t budget, Stats &stats, SlabPool::MapFn map = SlabPool::map_prefaulted);
+    // `prefault`: grow ahead of demand (below). instance() does; caches made by tests do not,
+    // unless they ask.
+    WeightCache(uint64_t budget, Stats &stats, SlabPool::MapFn map = SlabPool::map_prefaulted, bool prefault = false);
     WeightCache(const WeightCache &) = delete;
     WeightCache &operator=(const WeightCache &) = delete;
     ~WeightCache();  // no call may still hold a pin
@@ -74,7 +76,11 @@ public:
     void unpin(Entry *entry);
 
     uint64_t budget() const { return budget_; }
-    size_t mapped_bytes();  // entries plus free chunks
+    size_t mapped_bytes();  // entries plus free chunks and spare slabs
+    // Spare slabs mapped and faulted in ahead of demand (bytes), and whether a thread is mapping
+    // more now: for tests.
+    size_t spare_bytes();
+    bool prefaulting();
 
     // fork(), through pthread_atfork: the lock is taken before and let go after, so the child's
     // copy of the cache is consistent. The child has only the thread that forked, which was not
@@ -90,6 +96,15 @@ private:
     // With the lock held: a chunk for `length` bytes within the budget, or nullptr.
     uint8_t *chunk_for(size_t length, std::unique_lock<std::mutex> &lock);
     void evict_one();
+    // Growing ahead of demand: once the cache has grown, a background thread maps and faults in
+    // up to kSpareSlabs slabs of kSlabBytes (within the budget: counted in reserved_ while being
+    // mapped, in spare_bytes_ after), so that the next growth finds its memory faulted already
+    // (fresh memory faults slowly, above all in a VM). Spares hold nothing: they are unmapped
+    // first when room must be made.
+    static constexpr size_t kSpareSlabs = 2;
+    void want_spares_locked();
+    void make_spares();  // the background thread
+    bool drop_spare_locked();  // unmaps one spare; false when there is none
     void release(Entry *entry);  // lock held, pins == 0, entry out of the map
     // The LRU list is intrusive (links in the entries): unpinning never allocates, so a call's
     // clean-up cannot fail, even out of memory.
@@ -102,6 +117,14 @@ private:
     std::condition_variable filled_;  // some entry left the Loading state
     SlabPool pool_;
     uint64_t reserved_ = 0;  // bytes being mapped outside the lock, counted against the budget
+    const bool prefault_;
+    bool prefaulting_ = false;  // a thread is making spares
+    struct Spare {
+        uint8_t *data;
+        size_t bytes;
+    };
+    Spare spares_[kSpareSlabs] = {};
+    size_t spare_count_ = 0, spare_bytes_ = 0;
     std::unordered_map<CacheKey, Entry *, CacheKeyHash> entries_;
     Entry *lru_head_ = nullptr, *lru_tail_ = nullptr;  // unpinned Ready entries, least recently used first
 };

@@ -46,6 +46,9 @@ public:
     // returns nullptr.
     uint8_t *map_slab(size_t chunk, size_t count) const { return map_(chunk * count); }
     uint8_t *adopt_slab(uint8_t *slab, size_t chunk, size_t count);
+    // Maps `bytes` (a multiple of the page size) through the pool's MapFn, faulted in, unlocked:
+    // a spare slab the cache carves later (adopt_slab); nullptr when refused.
+    uint8_t *map_spare(size_t bytes) const { return map_(bytes); }
 
     // A chunk the caller no longer needs (taken from this pool) becomes free for reuse.
     void give_back(uint8_t *chunk, size_t bytes) noexcept;

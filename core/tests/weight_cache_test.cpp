@@ -7,10 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cache.h"
 #include "error.h"
@@ -60,6 +63,88 @@ TEST(WeightCache, EvictsTheLeastRecentlyUsed) {
     EXPECT_TRUE(resident(cache, 4));
     EXPECT_EQ(stats.resident_bytes.load(), 3 * kChunk);
     EXPECT_LE(cache.mapped_bytes(), 3 * kChunk);
+}
+
+// Growing ahead of demand (WeightCache's spares): once the cache has grown, a background thread
+// maps and faults in spare slabs, which the next growth carves instead of mapping on the call's
+// path. The budget holds at every step (spares count), spares make way for entries, and a chunk
+// larger than a spare still gets memory.
+std::atomic<int> g_spare_maps{0};
+uint8_t *counting_spare_map(size_t bytes) {
+    g_spare_maps.fetch_add(1);
+    return SlabPool::map_prefaulted(bytes);
+}
+
+void settle(WeightCache &cache) {
+    for (int i = 0; i < 5000 && cache.prefaulting(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_FALSE(cache.prefaulting());
+}
+
+TEST(WeightCache, GrowsAheadOfDemandWithinTheBudget) {
+    constexpr size_t kMiB = size_t{1} << 20, kSlab = SlabPool::kSlabBytes;
+    const uint64_t budget = 3 * kSlab + kMiB;
+    Stats stats;
+    WeightCache cache(budget, stats, counting_spare_map, /*prefault=*/true);
+    g_spare_maps = 0;
+    put(cache, 0, kMiB);  // the first growth: one slab, mapped by the call
+    settle(cache);
+    EXPECT_EQ(cache.spare_bytes(), 2 * kSlab) << "two spares made in the background";
+    EXPECT_EQ(g_spare_maps.load(), 3);
+    EXPECT_LE(cache.mapped_bytes(), budget);
+    // Fill the budget: growth carves the spares (no mapping on the call's path for them), then
+    // the rest of the room; the budget holds throughout.
+    uint64_t n = 1;
+    for (; n < 200; ++n) {
+        WeightCache::Handle h = cache.acquire(key(n, kMiB));
+        if (h.outcome != WeightCache::Outcome::kClaimed) break;
+        std::memset(h.data, int(n), kMiB);
+        cache.publish(h.entry);
+        cache.unpin(h.entry);
+        EXPECT_LE(cache.mapped_bytes() , budget) << "entry " << n;
+    }
+    settle(cache);
+    EXPECT_LE(cache.mapped_bytes(), budget);
+    EXPECT_EQ(cache.spare_bytes(), 0u) << "no room is left for spares";
+    EXPECT_GE(stats.resident_bytes.load(), 3 * kSlab) << "the spares became entries";
+    // Everything still holds its own bytes (an entry evicted for room is simply gone).
+    for (uint64_t i = 0; i < n; ++i) {
+        WeightCache::Handle h = cache.acquire(key(i, kMiB), false);
+        if (h.outcome != WeightCache::Outcome::kReady) continue;
+        EXPECT_EQ(h.data[0], uint8_t(i));
+        EXPECT_EQ(h.data[kMiB - 1], uint8_t(i));
+        cache.unpin(h.entry);
+    }
+}
+
+TEST(WeightCache, SparesMakeWayForEntriesOfAnySize) {
+    constexpr size_t kMiB = size_t{1} << 20, kSlab = SlabPool::kSlabBytes;
+    const uint64_t budget = 4 * kSlab;
+    Stats stats;
+    WeightCache cache(budget, stats, SlabPool::map_prefaulted, /*prefault=*/true);
+    put(cache, 0, kMiB);
+    settle(cache);
+    ASSERT_EQ(cache.spare_bytes(), 2 * kSlab);
+    // Larger than a spare: the spares are dropped for it, and it is mapped on demand.
+    put(cache, 1, kSlab + kMiB);
+    EXPECT_LE(cache.mapped_bytes(), budget);
+    settle(cache);
+    EXPECT_LE(cache.mapped_bytes(), budget);
+    WeightCache::Handle h = cache.acquire(key(1, kSlab + kMiB), false);
+    ASSERT_EQ(h.outcome, WeightCache::Outcome::kReady);
+    EXPECT_EQ(h.data[kSlab], 1);
+    cache.unpin(h.entry);
+    // A budget filled by pinned entries: spares are never made into the room they need.
+    std::vector<WeightCache::Handle> pinned;
+    for (uint64_t i = 2; i < 200; ++i) {
+        WeightCache::Handle p = cache.acquire(key(i, kMiB));
+        if (p.outcome != WeightCache::Outcome::kClaimed) break;
+        cache.publish(p.entry);
+        pinned.push_back(p);
+        EXPECT_LE(cache.mapped_bytes(), budget);
+    }
+    settle(cache);
+    EXPECT_LE(cache.mapped_bytes(), budget);
+    for (const WeightCache::Handle &p : pinned) cache.unpin(p.entry);
 }
 
 TEST(WeightCache, PinnedEntriesAreNeverEvictedAndTheBudgetHolds) {
