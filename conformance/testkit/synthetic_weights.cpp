@@ -63,6 +63,11 @@ void set_block_scales(int32_t qtype, uint8_t *blk, std::mt19937_64 &rng) {
     case MEMRA_QTYPE_IQ4_XS:  // (ls - 32) in -32..31 (rms 18.5) x code book (rms 67)
         put_fp16(blk, jitter(3.2e-5f, rng));
         break;
+    case MEMRA_QTYPE_MXFP4:
+        // One E8M0 byte: ggml's decode is 2^(e-128); e = 121 (0.0078, sometimes 120: 0.0039) times
+        // the doubled E2M1 code book (rms 5.9).
+        blk[0] = uint8_t((rng() % 4 == 0) ? 120 : 121);
+        break;
     case MEMRA_QTYPE_NVFP4:
         // Four UE4M3 sub-block scales; E = 1 (sometimes 2), any mantissa, bit 7 clear: ggml's
         // decode gives 0.0078..0.029, times the doubled E2M1 code book (rms 5.9).

@@ -98,7 +98,7 @@ std::vector<InvalidCase> expert_cases(int32_t e) {
     return {
         {E + "GateQtypeF16", set_qtype(e, kGate, 1), {MEMRA_STATUS_UNSUPPORTED_QTYPE, {"gate", "qtype", "1"}, e}},
         {E + "UpQtypeIQ4_NL", set_qtype(e, kUp, 20), {MEMRA_STATUS_UNSUPPORTED_QTYPE, {"up", "qtype", "20"}, e}},
-        {E + "DownQtypeMXFP4", set_qtype(e, kDown, 39), {MEMRA_STATUS_UNSUPPORTED_QTYPE, {"down", "qtype", "39"}, e}},
+        {E + "DownQtypeQ5_0", set_qtype(e, kDown, 6), {MEMRA_STATUS_UNSUPPORTED_QTYPE, {"down", "qtype", "6"}, e}},
         {E + "GateQtypeMinus1", set_qtype(e, kGate, -1), {MEMRA_STATUS_UNSUPPORTED_QTYPE, {"gate", "qtype", "-1"}, e}},
         {E + "DownQtype999", set_qtype(e, kDown, 999), {MEMRA_STATUS_UNSUPPORTED_QTYPE, {"down", "qtype", "999"}, e}},
         {E + "GateInFeaturesZero", set_field(e, kGate, &CpuProjectionV2::in_features, 0), {MEMRA_STATUS_INVALID_ARGUMENT, {"gate", "in_features", "0"}, e}},

@@ -152,6 +152,19 @@ inline int value(const uint8_t *b, int i) {  // the code book value K[code_i]
 }
 }  // namespace iq4_xs
 
+namespace mxfp4 {  // §4.14: E8M0 e | qs[16], byte j = element j (lo) and j+16 (hi)
+constexpr int kElems = 32;
+constexpr size_t kBytes = 17;
+// §2.6: ggml decodes e to HALF of 2^(e-127), i.e. 2^(e-128) (the 0.5 undoes the doubled E2M1
+// code book): bits (e-1) << 23 for e >= 2, the subnormals 2^-127 and 2^-128 for e = 1 and 0;
+// e = 255 is 2^127, not NaN.
+inline float e8m0_half(uint8_t e) { return f32_from_bits(e >= 2 ? uint32_t(e - 1) << 23 : 0x00200000u << e); }
+inline float scale(const uint8_t *b) { return e8m0_half(b[0]); }
+inline int value(const uint8_t *b, int i) {  // kvalues_fp4[code_i] (doubled E2M1)
+    return kValuesFp4[i < 16 ? lo4(b[1 + i]) : hi4(b[1 + i - 16])];
+}
+}  // namespace mxfp4
+
 namespace nvfp4 {  // §4.13: UE4M3 d[4] | qs[32]; per 16-sub-block byte t = element t (lo), t+8 (hi)
 constexpr int kElems = 64;
 constexpr size_t kBytes = 36;

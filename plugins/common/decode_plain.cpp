@@ -1,4 +1,4 @@
-// Decoders of the element-wise and 32/64-element block formats (spec §4.1-4.3, §4.13). Float
+// Decoders of the element-wise and 32/64-element block formats (spec §4.1-4.3, §4.13, §4.14). Float
 // arithmetic exactly as written there: one rounding per operation, no contraction
 // (-ffp-contract=off), so the values are bit-identical to ggml's dequantizers.
 #include <cstring>
@@ -33,6 +33,15 @@ void dequantize_row_q8_0(const uint8_t *row, int32_t n, float *out) {
         const uint8_t *blk = row + size_t(b) * q8_0::kBytes;
         const float d = q8_0::d(blk);
         for (int i = 0; i < q8_0::kElems; ++i) out[i] = float(q8_0::quant(blk, i)) * d;
+    }
+}
+
+// y[i] = float(kvalues_fp4[code]) * e8m0_half(e)
+void dequantize_row_mxfp4(const uint8_t *row, int32_t n, float *out) {
+    for (int32_t b = 0; b < n / mxfp4::kElems; ++b, out += mxfp4::kElems) {
+        const uint8_t *blk = row + size_t(b) * mxfp4::kBytes;
+        const float d = mxfp4::scale(blk);
+        for (int i = 0; i < mxfp4::kElems; ++i) out[i] = float(mxfp4::value(blk, i)) * d;
     }
 }
 

@@ -1,4 +1,4 @@
-// Dots of the formats paired with Q8_0 activations (Q4_0, Q8_0, NVFP4), in ggml's AVX2 order
+// Dots of the formats paired with Q8_0 activations (Q4_0, Q8_0, MXFP4, NVFP4), in ggml's AVX2 order
 // (spec §5.2): per 32-element block one fma of the int lanes with the block's scale.
 #include "common/act_layout.h"
 #include "common/block_fields.h"
@@ -33,6 +33,44 @@ float dot_q4_0(const uint8_t *w, const void *x_q8_0, int32_t n) {
 
 float dot_q8_0(const uint8_t *w, const void *x_q8_0, int32_t n) {
     return dot_block32<q8_0::kBytes, q8_0::d, q8_0::quant>(w, x_q8_0, n);
+}
+
+// MXFP4 as ggml_vec_dot_mxfp4_q8_0 (spec §5.2): blocks in pairs, the even block of each pair into
+// acc1, the odd one into acc2, each one fma with D = d_a * e8m0_half(e); then hsum8(acc1 + acc2)
+// (lane-wise add first). An odd last block is the scalar tail: sumf = fma(D, (float)S, sumf)
+// with S its whole integer sum.
+float dot_mxfp4(const uint8_t *w, const void *x_q8_0, int32_t n) {
+    const int nb = n / mxfp4::kElems;
+    auto block = [&](int b, float &d, IntLanes &lanes) {
+        const uint8_t *blk = w + size_t(b) * mxfp4::kBytes;
+        const uint8_t *ablk = q8_0_act::block(x_q8_0, b);
+        int8_t q[32];
+        for (int i = 0; i < 32; ++i) q[i] = int8_t(mxfp4::value(blk, i));
+        d = q8_0_act::d(ablk) * mxfp4::scale(blk);
+        lanes = group_lanes(q, q8_0_act::qs(ablk));
+    };
+    FloatLanes acc1, acc2;
+    int b = 0;
+    for (; b + 1 < nb; b += 2) {
+        float d;
+        IntLanes lanes;
+        block(b, d, lanes);
+        fma_lanes(acc1, d, lanes);
+        block(b + 1, d, lanes);
+        fma_lanes(acc2, d, lanes);
+    }
+    FloatLanes sum;
+    for (int k = 0; k < kLanes; ++k) sum.v[k] = acc1.v[k] + acc2.v[k];
+    float sumf = hsum8(sum);
+    if (b < nb) {
+        float d;
+        IntLanes lanes;
+        block(b, d, lanes);
+        int32_t s = 0;
+        for (int k = 0; k < kLanes; ++k) s += lanes.v[k];
+        sumf = std::fma(d, float(s), sumf);
+    }
+    return sumf;
 }
 
 // NVFP4 block b (64 values) pairs with Q8_0 blocks 2b and 2b+1. For each half h one fma into the

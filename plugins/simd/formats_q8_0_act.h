@@ -1,8 +1,11 @@
-// Weight formats paired with Q8_0 activations (Q8_0, Q4_0, NVFP4): decode-and-dot written once
+// Weight formats paired with Q8_0 activations (Q8_0, Q4_0, MXFP4, NVFP4): decode-and-dot written once
 // over the ISA layer, in the order of scalar/dot_q8_0_act.cpp: per 32-element block one fma of
 // the int lanes with the block's scale d_w * d_a, then hsum8.
 #pragma once
 
+#include <cmath>
+
+#include "common/block_fields.h"
 #include "common/fp_convert.h"
 #include "common/tables.h"
 #include "simd/common.h"
@@ -11,12 +14,12 @@
 namespace memra::simd::MEMRA_SIMD_NS {
 
 // Every dot here is exact in integers and the offset form is used wherever it fits the ISA:
-// the weights as unsigned u = w + k (k = 8 for Q4_0, 12 for NVFP4, 128 for Q8_0) against the
+// the weights as unsigned u = w + k (k = 8 for Q4_0, 12 for MXFP4 and NVFP4, 128 for Q8_0) against the
 // signed activations, the offset removed by starting each block's int lanes at
 // -k * (sum of the activation's four bytes of the lane), an int32 vector computed once per
 // activation block and shared by every row of a tile. That leaves one dot4 per (row,
 // activation, block) and no sign trick. Ranges for vpmaddubsw (AVX2): Q4_0 pairs <= 2*15*127,
-// NVFP4 <= 2*24*127; Q8_0's 0..255 needs an exact dot4 (VNNI: Isa::kExactDot4), so the AVX2
+// MXFP4 and NVFP4 <= 2*24*127; Q8_0's 0..255 needs an exact dot4 (VNNI: Isa::kExactDot4), so the AVX2
 // build keeps the sign trick for Q8_0 (|w| <= 128 against sign(w) * a: at most 32512, the
 // canonical quantizer never writes -128: plugins/common/quantize.cpp).
 // The block scale d_w * d_a is one IEEE product whatever the register: broadcasting d_w once per
@@ -168,6 +171,62 @@ struct Q4_0 : Block32<8> {  // fp16 d | qs[16]: byte j = element j (lo), j + 16 
         acc = row_pair_fma(acc, w, fp16_row_pair(p0, p1), x);
     }
 #endif
+};
+
+// MXFP4: E8M0 e | qs[16]: byte j = element j (lo), j + 16 (hi); values kvalues_fp4 + 12 (0..24).
+// ggml's order (scalar/dot_q8_0_act.cpp, spec §5.2): blocks in pairs, the even one into acc1, the
+// odd one into acc2, then hsum8(acc1 + acc2); an odd last block is a scalar tail fma(D, (float)S,
+// sumf). So the state holds an even block's lanes and scale until its odd partner arrives, and
+// finish() knows a block left pending is the tail.
+struct MXFP4 {
+    static constexpr int kElems = 32;
+    static constexpr size_t kBytes = 17;
+    static constexpr size_t kActBytes = 34;
+    static constexpr int kOffset = 12;
+    using Act = ActOffset<kOffset>;
+    static inline Act act(const uint8_t *a) { return act_offset<kOffset>(a); }
+    struct Block {
+        __m256i w;  // value + 12
+        __m256 s;   // e8m0_half(e)
+    };
+    struct Acc {
+        __m256 acc1, acc2;
+        __m256 d;       // the pending even block: d_a * e8m0_half(e)
+        __m256i lanes;  // and its int lanes
+        bool pending;
+    };
+    static inline Acc init() {
+        return {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_si256(), false};
+    }
+    static inline void decode(const uint8_t *p, Block &b) {
+        const __m256i table = _mm256_add_epi8(_mm256_broadcastsi128_si256(load128(kValuesFp4)), _mm256_set1_epi8(kOffset));
+        b.w = _mm256_shuffle_epi8(table, nibbles_lo_hi(p + 1));
+        b.s = _mm256_set1_ps(blocks::mxfp4::e8m0_half(p[0]));
+    }
+    template <bool Wide>
+    static inline void step(Acc &st, const Block &b, const Act &x) {
+        const __m256i lanes = Isa::dot4(x.base, b.w, x.a);
+        const __m256 d = _mm256_mul_ps(x.d, b.s);
+        if (st.pending) {
+            st.acc1 = _mm256_fmadd_ps(st.d, _mm256_cvtepi32_ps(st.lanes), st.acc1);
+            st.acc2 = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(lanes), st.acc2);
+        } else {
+            st.d = d;
+            st.lanes = lanes;
+        }
+        st.pending = !st.pending;
+    }
+    static inline float finish(const Acc &st) {
+        float sumf = hsum8(_mm256_add_ps(st.acc1, st.acc2));
+        if (st.pending) {
+            alignas(32) int32_t l[8];
+            _mm256_store_si256(reinterpret_cast<__m256i *>(l), st.lanes);
+            int32_t s = 0;
+            for (int32_t v : l) s += v;
+            sumf = std::fma(_mm256_cvtss_f32(st.d), float(s), sumf);
+        }
+        return sumf;
+    }
 };
 
 // NVFP4: UE4M3 d[4] | qs[32]; sub-block s of 16: byte t = element t (lo), t + 8 (hi). Half h

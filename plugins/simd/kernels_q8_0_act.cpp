@@ -1,4 +1,4 @@
-// The formats paired with Q8_0 activations (Q4_0, Q8_0, NVFP4) for this ISA build.
+// The formats paired with Q8_0 activations (Q4_0, Q8_0, MXFP4, NVFP4) for this ISA build.
 #include "simd/formats_q8_0_act.h"
 #include "simd/kernels.h"
 

@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "common/block_fields.h"
 #include "common/fp_convert.h"
 #include "reference_data.h"
 #include "test_util.h"
@@ -115,18 +116,32 @@ TEST(Bf16, DecodeIsUpperHalf) {
     for (uint32_t b = 0; b < 65536; ++b) ASSERT_EQ(bits(bf16_to_f32(uint16_t(b))), b << 16);
 }
 
-TEST(Ue4m3, All256MatchGgmlTable) {
-    const auto rows = testkit::load_table("ue4m3_nvfp4_scale");
+// A scale byte's decode against ggml's for all 256 bytes (tables/<table>.txt: byte, f32 bits).
+void expect_all_256_as_table(const char *table, float (*decode)(uint8_t)) {
+    const auto rows = testkit::load_table(table);
     ASSERT_EQ(rows.size(), 256u);
     for (size_t i = 0; i < 256; ++i) {
         ASSERT_EQ(std::stoul(rows[i][0], nullptr, 16), i);
         const uint32_t want = uint32_t(std::stoul(rows[i][1], nullptr, 16));
-        EXPECT_EQ(bits(ue4m3_half(uint8_t(i))), want) << "byte " << i;
+        EXPECT_EQ(bits(decode(uint8_t(i))), want) << table << " byte " << i;
     }
+}
+
+TEST(Ue4m3, All256MatchGgmlTable) {
+    expect_all_256_as_table("ue4m3_nvfp4_scale", ue4m3_half);
     EXPECT_EQ(ue4m3_half(0x80), 0.0f);
     EXPECT_EQ(ue4m3_half(0xFF), 240.0f);
     EXPECT_EQ(ue4m3_half(0x7E), 224.0f);
     EXPECT_EQ(ue4m3_half(0x01), std::ldexp(1.0f, -10));
+}
+
+// MXFP4's scale byte (spec §2.6): ggml's decode of all 256, including the subnormal results of
+// 0x00 and 0x01 and 0xFF = 2^127 (no NaN).
+TEST(E8m0, All256MatchGgmlTable) {
+    expect_all_256_as_table("e8m0_mxfp4_scale", blocks::mxfp4::e8m0_half);
+    EXPECT_EQ(bits(blocks::mxfp4::e8m0_half(0x00)), 0x00200000u);
+    EXPECT_EQ(blocks::mxfp4::e8m0_half(0x80), 1.0f);
+    EXPECT_EQ(blocks::mxfp4::e8m0_half(0xFF), std::ldexp(1.0f, 127));
 }
 
 TEST(Rounding, NearestIntTiesToEven) {

@@ -1,10 +1,11 @@
 // F32 and BF16 (one value a block), and the single-scale formats: Q4_0, Q8_0 (ggml's reference
-// quantizers, spec §3.1 (B) and §4.2) and NVFP4 (one UE4M3 scale per 16 values, chosen among
-// the representable bytes).
+// quantizers, spec §3.1 (B) and §4.2), MXFP4 (ggml's quantize_row_mxfp4_ref, §4.14) and NVFP4
+// (one UE4M3 scale per 16 values, chosen among the representable bytes).
 #include <cmath>
 #include <cstring>
 
 #include "block_encoders.h"
+#include "common/block_fields.h"
 #include "common/bytes.h"
 #include "common/fp_convert.h"
 #include "common/tables.h"
@@ -39,6 +40,32 @@ void encode_q8_0(const float *x, uint8_t *out) {
     const float id = d != 0 ? 1.0f / d : 0.0f;
     store_u16(out, f32_to_fp16(d));
     for (int i = 0; i < 32; ++i) out[2 + i] = uint8_t(int8_t(std::round(x[i] * id)));
+}
+
+// §4.14, as ggml's quantize_row_mxfp4_ref: e = floor(log2(amax)) - 2 + 127 (0 for an all-zero
+// block, and for amax below 2^-125, where ggml's cast would leave uint8's range), so the top level
+// 12 * 2^(e-128) = 1.5 * 2^floor(log2 amax): values above it clip. Each value takes the code book
+// entry nearest x / scale, the first of equals (ggml's best_index_mxfp4, a scan over all 16).
+void encode_mxfp4(const float *x, uint8_t *out) {
+    float amax = 0;
+    for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+    const float e = amax > 0 ? std::floor(std::log2(amax)) - 2.0f + 127.0f : 0.0f;
+    const uint8_t byte = e > 0 ? uint8_t(e) : 0;
+    const float d = blocks::mxfp4::e8m0_half(byte);
+    auto code = [&](float v) {
+        int best = 0;
+        float best_err = std::fabs(float(kValuesFp4[0]) * d - v);
+        for (int i = 1; i < 16; ++i) {
+            const float err = std::fabs(float(kValuesFp4[i]) * d - v);
+            if (err < best_err) {
+                best = i;
+                best_err = err;
+            }
+        }
+        return uint8_t(best);
+    };
+    out[0] = byte;
+    for (int j = 0; j < 16; ++j) out[1 + j] = uint8_t(code(x[j]) | code(x[j + 16]) << 4);
 }
 
 namespace {

@@ -33,6 +33,7 @@ extern "C" {
 #define MEMRA_QTYPE_IQ3_S 21
 #define MEMRA_QTYPE_IQ4_XS 23
 #define MEMRA_QTYPE_BF16 30
+#define MEMRA_QTYPE_MXFP4 39
 #define MEMRA_QTYPE_NVFP4 40
 
 /* Extension (not part of the engine's contract; the engine never looks for it): writes one

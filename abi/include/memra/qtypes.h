@@ -55,6 +55,7 @@ typedef struct memra_qtype_info {
     X(iq3_s, IQ3_S, 21, 256, 110, MEMRA_ACT_Q8_K)     \
     X(iq4_xs, IQ4_XS, 23, 256, 136, MEMRA_ACT_Q8_K)   \
     X(bf16, BF16, 30, 1, 2, MEMRA_ACT_BF16)           \
+    X(mxfp4, MXFP4, 39, 32, 17, MEMRA_ACT_Q8_0)       \
     X(nvfp4, NVFP4, 40, 64, 36, MEMRA_ACT_Q8_0)
 
 /* The list's rows as memra_qtype_info, and their number. */

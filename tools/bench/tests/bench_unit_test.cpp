@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "json_reader.h"
+#include "memra/qtypes.h"
 #include "library.h"
 #include "options.h"
 #include "output_check.h"
@@ -37,7 +38,7 @@ TEST(BenchOptions, DefaultsAreTheIssuesLayer) {
     EXPECT_EQ(o.shape.n_ff, 1536);
     EXPECT_EQ(o.experts, 8);
     EXPECT_EQ(o.stored, 128);
-    EXPECT_EQ(o.formats.size(), 12u);
+    EXPECT_EQ(o.formats.size(), size_t(MEMRA_QTYPE_COUNT));  // every format of the list
     EXPECT_EQ(o.backends, (std::vector<std::string>{"scalar", "avx2", "avxvnni", "avx512"}));
     EXPECT_EQ(o.threads, (std::vector<int32_t>{1, 2}));
     EXPECT_EQ(o.rows, (std::vector<int32_t>{1, 8, 32, 64}));

@@ -109,7 +109,7 @@ TEST(Demo, ChecksTheForcedPluginAgainstScalar) {
         ASSERT_EQ(r.exit_code, 0) << b.name << "\n" << r.out << r.err;
         EXPECT_NE(lines(r.out).at(1).find("backend " + b.name + " (forced"), std::string::npos) << r.out;
         const std::vector<std::string> rows = table_rows(r.out);
-        EXPECT_EQ(rows.size(), 16u) << b.name << "\n" << r.out;
+        EXPECT_EQ(rows.size(), 4 * kLayers) << b.name << "\n" << r.out;
         for (const std::string &row : rows) {
             EXPECT_NE(row.find(" " + b.name + " "), std::string::npos) << b.name << ": " << row;
             EXPECT_NE(row.find(" bit-identical "), std::string::npos) << b.name << ": " << row;
@@ -119,11 +119,12 @@ TEST(Demo, ChecksTheForcedPluginAgainstScalar) {
 }
 
 // With the cache off the file source streams every projection on every call, and still equals
-// the memory source bit for bit: 4 layers x 6 projections x (3 tokens + 1 batch) misses.
+// the memory source bit for bit: kLayers layers x 6 projections x (3 tokens + 1 batch) misses.
 TEST(Demo, FileSourceWithoutTheCache) {
     const ProcessResult r = demo({"--tokens", "3", "--lib", MEMRA_TEST_LIBRARY}, {{"MEMRA_CPU_EXPERT_CACHE_BYTES", "0"}});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_NE(r.out.find("file source: cache hits 0, misses 96, "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("file source: cache hits 0, misses " + std::to_string(kLayers * 6 * 4) + ", "), std::string::npos)
+        << r.out;
 }
 
 // A library that serves nothing (a forced backend that does not exist): every call fails, the

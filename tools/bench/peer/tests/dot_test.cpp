@@ -49,15 +49,12 @@ TEST(GgmlDotSetup, ActivationFormatsAreGgmls) {
     }
 }
 
-class GgmlDot : public ::testing::TestWithParam<int32_t> {};
-
-TEST_P(GgmlDot, EveryPluginDotsAsGgml) {
-    MEMRA_TRUTH_REQUIRE_GGML_AVX2();
-    const int32_t qtype = GetParam();
+// Every plugin's gemv and gemm of rows of n values against ggml's vec_dot of the same bytes.
+void dots_as_ggml(int32_t qtype, int32_t n) {
     const memra_qtype_info &info = testkit::qtype_info(qtype);
     const bool plain = qtype == MEMRA_QTYPE_F32 || qtype == MEMRA_QTYPE_BF16;
     const bool exact = !plain || (qtype == MEMRA_QTYPE_F32 && ggml_f32_order_is_memras());
-    const size_t row_bytes = testkit::row_bytes(qtype, kN);
+    const size_t row_bytes = testkit::row_bytes(qtype, n);
     std::mt19937_64 rng(0x19d0 + uint64_t(qtype));
 
     std::vector<uint8_t> w;
@@ -66,33 +63,33 @@ TEST_P(GgmlDot, EveryPluginDotsAsGgml) {
         const size_t rows = blocks.bytes.size() / row_bytes;
         w.assign(blocks.bytes.begin(), blocks.bytes.begin() + long(rows * row_bytes));
     } else {
-        w = testkit::random_weights(qtype, 64, kN, rng);
+        w = testkit::random_weights(qtype, 64, n, rng);
     }
     const int32_t rows = int32_t(w.size() / row_bytes);
 
     // The activations, quantized by ggml.
     const int32_t act = info.act_format;
-    const size_t act_bytes = memra_act_row_bytes(act, kN);
+    const size_t act_bytes = memra_act_row_bytes(act, n);
     std::vector<uint8_t> xq(act_bytes * kActs);
     const float sigmas[kActs] = {1.0f, 0.01f, 40.0f};
     for (int j = 0; j < kActs; ++j) {
-        const std::vector<float> x = testkit::random_input(kN, rng, sigmas[j]);
-        ggml_peer()->from_float(ggml_act_type(act), x.data(), xq.data() + size_t(j) * act_bytes, kN);
+        const std::vector<float> x = testkit::random_input(n, rng, sigmas[j]);
+        ggml_peer()->from_float(ggml_act_type(act), x.data(), xq.data() + size_t(j) * act_bytes, n);
     }
     // ggml's dots, and (F32/BF16) the bound of each.
     std::vector<float> want(size_t(rows) * kActs), bound(want.size(), 0.0f);
-    std::vector<float> wf(kN), xf(kN);
+    std::vector<float> wf(n), xf(n);
     for (int j = 0; j < kActs; ++j) {
-        if (plain) ggml_peer()->to_float(ggml_act_type(act), xq.data() + size_t(j) * act_bytes, xf.data(), kN);
+        if (plain) ggml_peer()->to_float(ggml_act_type(act), xq.data() + size_t(j) * act_bytes, xf.data(), n);
         for (int32_t r = 0; r < rows; ++r) {
             int32_t type = -1;
             want[size_t(j) * size_t(rows) + size_t(r)] =
-                ggml_peer()->vec_dot(qtype, kN, w.data() + size_t(r) * row_bytes, xq.data() + size_t(j) * act_bytes, &type);
+                ggml_peer()->vec_dot(qtype, n, w.data() + size_t(r) * row_bytes, xq.data() + size_t(j) * act_bytes, &type);
             if (!plain) continue;
-            ggml_peer()->to_float(qtype, w.data() + size_t(r) * row_bytes, wf.data(), kN);
+            ggml_peer()->to_float(qtype, w.data() + size_t(r) * row_bytes, wf.data(), n);
             double s = 0;
-            for (int32_t i = 0; i < kN; ++i) s += std::fabs(double(wf[size_t(i)]) * double(xf[size_t(i)]));
-            const double u = std::ldexp(1.0, -24), gamma = kN * u / (1 - kN * u);
+            for (int32_t i = 0; i < n; ++i) s += std::fabs(double(wf[size_t(i)]) * double(xf[size_t(i)]));
+            const double u = std::ldexp(1.0, -24), gamma = n * u / (1 - n * u);
             bound[size_t(j) * size_t(rows) + size_t(r)] = float(2 * gamma * s);
         }
     }
@@ -105,8 +102,8 @@ TEST_P(GgmlDot, EveryPluginDotsAsGgml) {
         }
         std::vector<float> gemv(want.size(), -12345.0f), gemm(want.size(), -12345.0f);
         for (int j = 0; j < kActs; ++j)
-            k->gemv(w.data(), row_bytes, rows, kN, xq.data() + size_t(j) * act_bytes, gemv.data() + size_t(j) * size_t(rows));
-        k->gemm(w.data(), row_bytes, rows, kN, xq.data(), act_bytes, kActs, gemm.data(), size_t(rows));
+            k->gemv(w.data(), row_bytes, rows, n, xq.data() + size_t(j) * act_bytes, gemv.data() + size_t(j) * size_t(rows));
+        k->gemm(w.data(), row_bytes, rows, n, xq.data(), act_bytes, kActs, gemm.data(), size_t(rows));
         for (const auto &[what, got] : {std::make_pair("gemv", &gemv), std::make_pair("gemm", &gemm)}) {
             int bad = 0;
             for (size_t i = 0; i < want.size(); ++i) {
@@ -118,12 +115,36 @@ TEST_P(GgmlDot, EveryPluginDotsAsGgml) {
                                   << ", activation " << i / size_t(rows) << ": memra " << show(g) << ", ggml "
                                   << show(e) << (exact ? "" : ", allowed difference " + show(bound[i]));
             }
-            EXPECT_EQ(bad, 0) << p.label << " " << what << ": dots unlike ggml's, of " << want.size();
+            EXPECT_EQ(bad, 0) << p.label << " " << what << ", n " << n << ": dots unlike ggml's, of " << want.size();
         }
     }
 }
 
+class GgmlDot : public ::testing::TestWithParam<int32_t> {};
+
+TEST_P(GgmlDot, EveryPluginDotsAsGgml) {
+    MEMRA_TRUTH_REQUIRE_GGML_AVX2();
+    dots_as_ggml(GetParam(), kN);
+}
+
+// Rows of an odd number of 32-element blocks: ggml's MXFP4 dot takes blocks in pairs and adds an
+// odd last one as a scalar tail (formats spec §5.2), which kN's even count never reaches.
+class GgmlDotOddBlocks : public ::testing::TestWithParam<int32_t> {};
+
+TEST_P(GgmlDotOddBlocks, OddBlockCountsDotAsGgml) {
+    MEMRA_TRUTH_REQUIRE_GGML_AVX2();
+    for (int32_t n : {32, 96, 1056}) dots_as_ggml(GetParam(), n);
+}
+
+std::vector<int32_t> block32_qtypes() {
+    std::vector<int32_t> out;
+    for (int32_t qtype : testkit::all_qtypes())
+        if (testkit::qtype_info(qtype).block_elems == 32) out.push_back(qtype);
+    return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, GgmlDot, ::testing::ValuesIn(testkit::all_qtypes()), qtype_param_name);
+INSTANTIATE_TEST_SUITE_P(Block32Formats, GgmlDotOddBlocks, ::testing::ValuesIn(block32_qtypes()), qtype_param_name);
 
 }  // namespace
 }  // namespace memra::truth

@@ -12,7 +12,7 @@
 namespace memra::truth {
 namespace {
 
-enum class Field { Fp16, Ue4m3 };
+enum class Field { Fp16, Ue4m3, E8m0 };
 
 struct ScaleFields {
     Field kind;
@@ -31,6 +31,7 @@ ScaleFields scale_fields(int32_t qtype) {
     case MEMRA_QTYPE_Q4_K:
     case MEMRA_QTYPE_Q5_K: return {Field::Fp16, {0, 2}};      // d, dmin
     case MEMRA_QTYPE_Q6_K: return {Field::Fp16, {208}};
+    case MEMRA_QTYPE_MXFP4: return {Field::E8m0, {0}};
     case MEMRA_QTYPE_NVFP4: return {Field::Ue4m3, {0, 1, 2, 3}};  // one per 16-value sub-block
     default: return {Field::Fp16, {}};
     }
@@ -39,6 +40,10 @@ ScaleFields scale_fields(int32_t qtype) {
 const std::vector<uint16_t> kFp16Specials = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x3c00,
                                              0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x7c01, 0xffff};
 const std::vector<uint8_t> kUe4m3Specials = {0x00, 0x01, 0x07, 0x08, 0x38, 0x7e, 0x7f, 0x80, 0x81, 0xfe, 0xff};
+// E8M0 (ggml decodes 2^(e-128)): the two subnormal results (0, 1), the smallest normal (2), around
+// 1.0 (0x7f, 0x80, 0x81), a real weight's range (0x76, 0x79), large (0xc0, 0xfe) and 0xff, which
+// ggml decodes to 2^127, not NaN.
+const std::vector<uint8_t> kE8m0Specials = {0x00, 0x01, 0x02, 0x03, 0x76, 0x79, 0x7f, 0x80, 0x81, 0xc0, 0xfe, 0xff};
 const std::vector<uint16_t> kBf16Specials = {0x0000, 0x8000, 0x0001, 0x807f, 0x0080, 0x3f80, 0x7f7f,
                                              0xff7f, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffff};
 const std::vector<uint32_t> kF32Specials = {0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00800000,
@@ -122,7 +127,9 @@ Blocks truth_blocks(int32_t qtype, uint64_t seed) {
     std::vector<std::vector<int>> which;
     for (int off : fields.offsets) which.push_back({off});
     if (fields.offsets.size() > 1) which.push_back(fields.offsets);
-    const size_t specials = fields.kind == Field::Fp16 ? kFp16Specials.size() : kUe4m3Specials.size();
+    const size_t specials = fields.kind == Field::Fp16    ? kFp16Specials.size()
+                            : fields.kind == Field::Ue4m3 ? kUe4m3Specials.size()
+                                                          : kE8m0Specials.size();
     for (const std::vector<int> &set : which)
         for (size_t s = 0; s < specials; ++s)
             for (int codes : kCodeFills) {
@@ -134,8 +141,9 @@ Blocks truth_blocks(int32_t qtype, uint64_t seed) {
                         std::memcpy(&block[size_t(off)], &v, 2);
                         label += "fp16@" + std::to_string(off) + "=" + hex(v, 4) + " ";
                     } else {
-                        block[size_t(off)] = kUe4m3Specials[s];
-                        label += "ue4m3@" + std::to_string(off) + "=" + hex(kUe4m3Specials[s], 2) + " ";
+                        const bool ue4m3 = fields.kind == Field::Ue4m3;
+                        block[size_t(off)] = ue4m3 ? kUe4m3Specials[s] : kE8m0Specials[s];
+                        label += (ue4m3 ? "ue4m3@" : "e8m0@") + std::to_string(off) + "=" + hex(block[size_t(off)], 2) + " ";
                     }
                 }
                 add_block(b, block, label + "codes " + fill_name(codes));
