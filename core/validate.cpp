@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "call_plan.h"
 #include "error.h"
 #include "memra/qtypes.h"
 
@@ -32,11 +33,12 @@ void validate_expert_shapes(const CpuExpertV2 &e, const std::string &where) {
                            " != gate.out_features " + std::to_string(e.gate.out_features));
 }
 
-void validate_expert(const CpuExpertV2 &e, const std::string &where) {
-    validate_projection(e.gate, (where + " gate").c_str());
-    validate_projection(e.up, (where + " up").c_str());
-    validate_projection(e.down, (where + " down").c_str());
-    validate_expert_shapes(e, where);
+// `expert` < 0: the rows call's single expert (expert_label, call_plan.h).
+void validate_expert(const CpuExpertV2 &e, int32_t expert) {
+    const CpuProjectionV2 *projections[kProjectionKinds] = {&e.gate, &e.up, &e.down};
+    for (int32_t k = 0; k < kProjectionKinds; ++k)
+        validate_projection(*projections[k], expert_label(expert, projection_name(k)).c_str());
+    validate_expert_shapes(e, expert_label(expert));
 }
 
 void validate_threads(int32_t threads) {
@@ -89,8 +91,8 @@ void validate_token_call(const CpuExpertV2 *experts, int32_t count, const float 
     validate_threads(threads);
     for (int32_t i = 0; i < count; ++i) {
         const CpuExpertV2 &e = experts[i];
-        const std::string where = "expert " + std::to_string(i);
-        validate_expert(e, where);
+        const std::string where = expert_label(i);
+        validate_expert(e, i);
         if (!std::isfinite(e.route_weight))
             invalid(where, "route_weight " + std::to_string(e.route_weight) + " is not finite");
         if (i == 0) continue;
@@ -114,7 +116,7 @@ void validate_rows_call(const CpuExpertV2 *expert, const float *inputs, int32_t 
     if (!route_weights) fail(MEMRA_STATUS_INVALID_ARGUMENT, "route_weights is NULL");
     if (!outputs) fail(MEMRA_STATUS_INVALID_ARGUMENT, "outputs is NULL");
     validate_threads(threads);
-    validate_expert(*expert, "expert");
+    validate_expert(*expert, -1);
 }
 
 }  // namespace memra

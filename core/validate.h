@@ -15,7 +15,7 @@ void validate_rows_call(const CpuExpertV2 *expert, const float *inputs, int32_t 
                         const float *route_weights, const float *outputs, int32_t threads);
 
 // One projection on its own (also what prefetch checks). `where` prefixes messages, e.g.
-// "expert 3 gate".
+// "expert 3 gate" (expert_label, call_plan.h).
 void validate_projection(const CpuProjectionV2 &p, const char *where);
 
 }  // namespace memra

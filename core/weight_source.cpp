@@ -91,14 +91,22 @@ void CallWeights::close_files() noexcept {
     files_.clear();
 }
 
-void CallWeights::need(const CpuProjectionV2 &p, int32_t expert, const char *name, const uint8_t **dst) {
-    Request r{&p, expert, name, dst, 0, {}, {}, Hold::kNothing, 0};
+void CallWeights::need(const CpuProjectionV2 &p, int32_t expert, int32_t kind, const uint8_t **dst) {
+    Request r{&p, expert, kind, dst, 0, {}, {}, Hold::kNothing, 0};
     requests_.push_back(r);
 }
 
+void CallWeights::resolve(CallPlan &plan) {
+    for (size_t i = 0; i < plan.experts.size(); ++i)
+        for (int32_t k = 0; k < kProjectionKinds; ++k) {
+            PlannedProjection &p = plan.experts[i].projection[k];
+            if (p.source->file_fd >= 0) need(*p.source, plan.label_index(i), k, &p.weights);
+        }
+    resolve();
+}
+
 void CallWeights::rethrow_for(const Request &r, const Error &e) {
-    const std::string expert = r.expert < 0 ? "expert" : "expert " + std::to_string(r.expert);
-    fail(e.status(), expert + " " + r.name + ": " + e.what());
+    fail(e.status(), expert_label(r.expert, projection_name(r.kind)) + ": " + e.what());
 }
 
 void CallWeights::open_files() {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache.h"
+#include "call_plan.h"
 #include "error.h"
 #include "memra_cpu_experts_v2.h"
 #include "scratch.h"
@@ -40,9 +41,13 @@ public:
     CallWeights &operator=(const CallWeights &) = delete;
     ~CallWeights();
 
+    // Resolves every file-backed projection of `plan` (source->file_fd >= 0): its `weights` then
+    // point at the cached or streamed bytes until this object is destroyed. As resolve() below.
+    void resolve(CallPlan &plan);
+
     // A projection (file_fd >= 0) whose bytes the call needs; `*dst` is set by resolve().
-    // `expert` < 0 names the rows call's single expert ("expert gate" rather than "expert 0 gate").
-    void need(const CpuProjectionV2 &p, int32_t expert, const char *name, const uint8_t **dst);
+    // `expert` and `kind` (ProjectionKind) name it in messages (expert_label, call_plan.h).
+    void need(const CpuProjectionV2 &p, int32_t expert, int32_t kind, const uint8_t **dst);
 
     // Hits, waits for reads in flight, reads the rest. Throws status 3 naming the expert, the
     // projection, the read and the reason; status 4 when no streaming memory can be had.
@@ -60,7 +65,7 @@ private:
     struct Request {
         const CpuProjectionV2 *p;
         int32_t expert;
-        const char *name;
+        int32_t kind;
         const uint8_t **dst;
         size_t file;  // in files_
         CacheKey key;

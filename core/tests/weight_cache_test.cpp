@@ -285,8 +285,8 @@ TEST(CallWeights, NoStreamingMemoryIsStatus4AndDropsItsClaims) {
     std::string message;
     {
         CallWeights weights(stream, &cache);
-        weights.need(small, 0, "gate", &small_bytes);
-        weights.need(huge, 0, "up", &huge_bytes);
+        weights.need(small, 0, kGate, &small_bytes);
+        weights.need(huge, 0, kUp, &huge_bytes);
         try {
             weights.resolve();
         } catch (const Error &e) {

@@ -1,0 +1,132 @@
+#include "call_plan.h"
+
+#include <algorithm>
+
+#include "backend_registry.h"
+#include "error.h"
+#include "memra/qtypes.h"
+
+namespace memra {
+namespace {
+
+// Tiles are as large as balance allows: each phase's weights (all gate matrices; all down
+// matrices) in about kTilesPerMember tiles per team member, between 64 KiB and 1 MiB. A thread
+// reads a tile as one sequential stream and jumps at the next tile; with 2 threads taking
+// alternate 64 KiB tiles (the size before) an AMD Zen 5 read 30-50% slower than with 1 MiB tiles
+// (token call, 8 experts 4096 x 1536, 2 threads: q4_K 29 -> 44 GB/s, q8_0 32 -> 47, f32 47 ->
+// 52; docs/benchmarks.md). 4 tiles per member leave the dynamic schedule room to even out a
+// member that lost its core for a while; the rows call (one expert) keeps small tiles that way.
+// Threads split rows, never a row's reduction, so every value is computed the same way whatever
+// the team size; a multiple of 8 rows suits the SIMD kernels' row blocking.
+constexpr size_t kMinTileBytes = 64 * 1024;
+constexpr size_t kMaxTileBytes = 1024 * 1024;
+constexpr size_t kTilesPerMember = 4;
+constexpr int32_t kTileRowMultiple = 8;
+
+// The tile size for a phase whose matrices hold `phase_bytes` together, cut for `members` threads.
+size_t tile_bytes_for(size_t phase_bytes, int32_t members) {
+    const size_t share = phase_bytes / (static_cast<size_t>(std::max(members, 1)) * kTilesPerMember);
+    return std::clamp(share, kMinTileBytes, kMaxTileBytes);
+}
+
+int32_t tile_rows_for(size_t row_bytes, int32_t out, size_t tile_bytes) {
+    size_t rows = std::max<size_t>(1, tile_bytes / std::max<size_t>(row_bytes, 1));
+    rows = (rows + kTileRowMultiple - 1) / kTileRowMultiple * kTileRowMultiple;
+    return static_cast<int32_t>(std::min<size_t>(rows, static_cast<size_t>(out)));
+}
+
+void append_tiles(std::vector<Tile> &tiles, int32_t expert, const PlannedProjection &p, size_t tile_bytes) {
+    const int32_t tile_rows = tile_rows_for(p.row_bytes, p.out, tile_bytes);
+    for (int32_t r = 0; r < p.out; r += tile_rows) tiles.push_back({expert, r, std::min(p.out, r + tile_rows)});
+}
+
+size_t matrix_bytes(const PlannedProjection &p) { return p.row_bytes * static_cast<size_t>(p.out); }
+
+// Messages are built only on failure, so the steady state allocates nothing here.
+PlannedProjection plan_projection(const BackendRegistry &registry, const CpuProjectionV2 &p,
+                                  int32_t expert, int32_t kind) {
+    const KernelChoice choice = registry.kernel_for(p.qtype);
+    if (!choice.kernel)
+        fail(MEMRA_STATUS_NO_BACKEND, expert_label(expert, projection_name(kind)) +
+                                          ": no loaded backend serves qtype " + memra_qtype_find(p.qtype)->name);
+    if (!registry.quantizer_for(choice.kernel->act_format))
+        fail(MEMRA_STATUS_NO_BACKEND, expert_label(expert, projection_name(kind)) +
+                                          ": no loaded backend quantizes activations to " +
+                                          memra_act_format_name(choice.kernel->act_format));
+    PlannedProjection out;
+    out.source = &p;
+    out.weights = p.file_fd >= 0 ? nullptr : p.weights;
+    out.row_bytes = p.row_bytes;
+    out.in = p.in_features;
+    out.out = p.out_features;
+    out.scale = p.scale;
+    out.kernel = choice.kernel;
+    return out;
+}
+
+}  // namespace
+
+const char *projection_name(int32_t kind) {
+    static const char *const kNames[kProjectionKinds] = {"gate", "up", "down"};
+    return kNames[kind];
+}
+
+std::string expert_label(int32_t expert, const char *projection) {
+    std::string label = expert < 0 ? std::string("expert") : "expert " + std::to_string(expert);
+    if (projection) label += std::string(" ") + projection;
+    return label;
+}
+
+void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int32_t count, int32_t m,
+               const float *row_weights, CallPlan &plan) {
+    plan.m = m;
+    plan.single = row_weights != nullptr;
+    plan.row_weights = row_weights;
+    plan.n_in = experts[0].gate.in_features;
+    plan.n_out = experts[0].down.out_features;
+    plan.experts.assign(static_cast<size_t>(count), ExpertPlan{});
+    std::fill(std::begin(plan.x_needed), std::end(plan.x_needed), false);
+
+    const size_t rows = static_cast<size_t>(m);
+    ScratchLayout layout;
+    for (size_t i = 0; i < plan.experts.size(); ++i) {
+        ExpertPlan &e = plan.experts[i];
+        const CpuProjectionV2 *src[kProjectionKinds] = {&experts[i].gate, &experts[i].up, &experts[i].down};
+        for (int32_t k = 0; k < kProjectionKinds; ++k)
+            e.projection[k] = plan_projection(registry, *src[k], plan.label_index(i), k);
+        e.route_weight = experts[i].route_weight;
+        plan.x_needed[e.gate().kernel->act_format] = true;
+        plan.x_needed[e.up().kernel->act_format] = true;
+        const size_t n_ff = static_cast<size_t>(e.gate().out);
+        e.hq_stride = memra_act_row_bytes(e.down().kernel->act_format, e.gate().out);
+        e.gate_out = layout.add(rows * n_ff * sizeof(float));
+        e.up_out = layout.add(rows * n_ff * sizeof(float));
+        e.h = layout.add(rows * n_ff * sizeof(float));
+        e.hq = layout.add(rows * e.hq_stride);
+        e.down_out = layout.add(rows * static_cast<size_t>(plan.n_out) * sizeof(float));
+    }
+    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f) {
+        if (!plan.x_needed[f]) continue;
+        plan.x_stride[f] = memra_act_row_bytes(f, plan.n_in);
+        plan.x_offset[f] = layout.add(rows * plan.x_stride[f]);
+    }
+    plan.scratch_bytes = layout.total();
+}
+
+// Gate and up share a shape; a gate/up tile's size counts the gate's bytes.
+void cut_tiles(CallPlan &plan, int32_t members) {
+    size_t gate_bytes = 0, down_bytes = 0;
+    for (const ExpertPlan &e : plan.experts) {
+        gate_bytes += matrix_bytes(e.gate());
+        down_bytes += matrix_bytes(e.down());
+    }
+    const size_t gate_tile = tile_bytes_for(gate_bytes, members), down_tile = tile_bytes_for(down_bytes, members);
+    plan.gate_up_tiles.clear();
+    plan.down_tiles.clear();
+    for (size_t i = 0; i < plan.experts.size(); ++i) {
+        append_tiles(plan.gate_up_tiles, static_cast<int32_t>(i), plan.experts[i].gate(), gate_tile);
+        append_tiles(plan.down_tiles, static_cast<int32_t>(i), plan.experts[i].down(), down_tile);
+    }
+}
+
+}  // namespace memra

@@ -1,0 +1,89 @@
+// A compute call as data. Both entry points evaluate (experts x m activation rows): the token call
+// is count experts x 1 row, the rows call 1 expert x m rows. Each builds a CallPlan (plan_call:
+// the kernel of every projection, the scratch layout, the tiles) and hands it to the one executor
+// (execute.h), so planning, tiling, scheduling and SwiGLU exist once.
+//
+// The plan is complete before anything runs: projections in the caller's memory carry their
+// pointer from the start, file-backed ones receive theirs from CallWeights::resolve
+// (weight_source.h), the only other writer of a plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "memra/backend.h"
+#include "memra_cpu_experts_v2.h"
+#include "scratch.h"
+
+namespace memra {
+
+class BackendRegistry;
+
+// An expert's three projections, in the order the ABI's CpuExpertV2 holds them.
+enum ProjectionKind : int32_t { kGate = 0, kUp = 1, kDown = 2, kProjectionKinds = 3 };
+
+// "gate", "up", "down".
+const char *projection_name(int32_t kind);
+
+// The one spelling of a projection (or expert) in messages: "expert 3 gate" ("expert 3" for
+// projection nullptr). `expert` < 0 is the rows call's single expert: "expert gate".
+std::string expert_label(int32_t expert, const char *projection = nullptr);
+
+struct PlannedProjection {
+    const CpuProjectionV2 *source = nullptr;
+    const uint8_t *weights = nullptr;  // nullptr until resolved, for a file-backed projection
+    size_t row_bytes = 0;
+    int32_t in = 0, out = 0;
+    float scale = 1.0f;
+    const memra_kernel_v1 *kernel = nullptr;
+};
+
+struct ExpertPlan {
+    PlannedProjection projection[kProjectionKinds];
+    float route_weight = 0.0f;
+    // Offsets into the call's scratch buffer; each region holds m rows.
+    size_t gate_out = 0, up_out = 0, h = 0, hq = 0, down_out = 0;
+    size_t hq_stride = 0;  // bytes of one row of the quantized h
+
+    const PlannedProjection &gate() const { return projection[kGate]; }
+    const PlannedProjection &up() const { return projection[kUp]; }
+    const PlannedProjection &down() const { return projection[kDown]; }
+};
+
+// A tile is the unit of parallel work: a run of consecutive output rows of one expert's matrix
+// (gate and up together, or down), applied to all m activation rows.
+struct Tile {
+    int32_t expert;
+    int32_t row_begin, row_end;
+};
+
+struct CallPlan {
+    int32_t m = 1;                     // activation rows
+    bool single = false;               // the rows call's one expert: named "expert", not "expert 0"
+    const float *row_weights = nullptr;  // per activation row (rows call); else each expert's route_weight
+    int32_t n_in = 0, n_out = 0;
+    std::vector<ExpertPlan> experts;
+    // The activations in each format the gate/up kernels consume, quantized once per call and
+    // shared by every expert (all see the same x): m rows of x_stride[f] bytes at x_offset[f].
+    bool x_needed[MEMRA_ACT_FORMAT_COUNT] = {};
+    size_t x_offset[MEMRA_ACT_FORMAT_COUNT] = {};
+    size_t x_stride[MEMRA_ACT_FORMAT_COUNT] = {};
+    size_t scratch_bytes = 0;
+    std::vector<Tile> gate_up_tiles, down_tiles;
+
+    int32_t label_index(size_t expert) const { return single ? -1 : static_cast<int32_t>(expert); }
+};
+
+// Plans `count` experts over `m` activation rows: kernels (status 5 naming the projection when no
+// loaded backend serves its qtype or quantizes its activations), scratch offsets. Weights in the
+// caller's memory are resolved here; file-backed ones are left for CallWeights. `row_weights`:
+// the rows call's per-row route weights (single expert), else nullptr.
+void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int32_t count, int32_t m,
+               const float *row_weights, CallPlan &plan);
+
+// The tiles of every planned expert for a team of at most `members` threads.
+void cut_tiles(CallPlan &plan, int32_t members);
+
+}  // namespace memra

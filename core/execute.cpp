@@ -1,0 +1,220 @@
+#include "execute.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <thread>
+
+#include "backend_registry.h"
+#include "scratch.h"
+#include "stats.h"
+#include "team.h"
+#include "weight_source.h"
+
+namespace memra {
+namespace {
+
+// One expert's way through a call: its gate/up tiles not yet done, and whether its down input
+// (the quantized h) is ready.
+struct ExpertProgress {
+    std::atomic<int32_t> gate_up_left{0};
+    std::atomic<bool> down_input_ready{false};
+};
+
+// Everything a call needs beyond the caller's buffers and its plan, reused by the next call on
+// this thread.
+struct Workspace {
+    std::unique_ptr<ExpertProgress[]> progress;
+    size_t progress_capacity = 0;
+    AlignedBuffer scratch;
+    AlignedBuffer file_weights;
+};
+
+Workspace &thread_workspace() {
+    thread_local Workspace ws;
+    return ws;
+}
+
+// Progress counters for the planned experts and their gate/up tiles.
+ExpertProgress *reset_progress(Workspace &ws, const CallPlan &plan) {
+    const size_t experts = plan.experts.size();
+    if (ws.progress_capacity < experts) {
+        ws.progress.reset(new ExpertProgress[experts]);
+        ws.progress_capacity = experts;
+    }
+    for (size_t i = 0; i < experts; ++i) {
+        ws.progress[i].gate_up_left.store(0, std::memory_order_relaxed);
+        ws.progress[i].down_input_ready.store(false, std::memory_order_relaxed);
+    }
+    for (const Tile &t : plan.gate_up_tiles)
+        ws.progress[t.expert].gate_up_left.fetch_add(1, std::memory_order_relaxed);
+    return ws.progress.get();
+}
+
+// The CPUs the calling thread may run on (its affinity mask, which cgroup cpusets and taskset
+// narrow): a team larger than that only time-slices its members on the same cores, and a
+// member that loses its core holds up the down tiles waiting for its h. The engine passes
+// threads=8 by default, also on smaller machines.
+int32_t allowed_cpus() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return std::numeric_limits<int32_t>::max();
+    return std::max(1, CPU_COUNT(&set));
+}
+
+// Results never depend on the team size (threads split rows, never a row's reduction).
+int32_t team_cap(int32_t threads) { return std::max(1, std::min(threads, allowed_cpus())); }
+
+void wait_until_set(const std::atomic<bool> &flag) {
+    for (int spins = 0; !flag.load(std::memory_order_acquire); ++spins)
+        if (spins >= 64) std::this_thread::yield();
+}
+
+// silu(s_g * g) * (s_u * u), silu(t) = t / (1 + e^-t), elementwise over a run of rows.
+void swiglu(const float *g, const float *u, float gate_scale, float up_scale, float *h, int32_t n) {
+    for (int32_t i = 0; i < n; ++i) {
+        const float t = gate_scale * g[i];
+        h[i] = (t / (1.0f + std::exp(-t))) * (up_scale * u[i]);
+    }
+}
+
+// The one place the tile loop takes a projection's weights. Today every pointer is resolved
+// before the loop starts; a call that overlaps its reads with compute (a pipeline over the
+// call's projections) would wait here for this projection's bytes.
+const uint8_t *weights_of(const PlannedProjection &p) { return p.weights; }
+
+// y[j * ldy + r] = dot(row r, x_j) over the tile's rows r and the m activation rows j (x_j at
+// x + j * x_stride): gemv for one row, else gemm, which decodes each weight block once for all m.
+void apply(const PlannedProjection &p, const Tile &tile, const uint8_t *x, size_t x_stride, int32_t m,
+           float *y, size_t ldy) {
+    const int32_t rows = tile.row_end - tile.row_begin;
+    const uint8_t *w = weights_of(p) + static_cast<size_t>(tile.row_begin) * p.row_bytes;
+    if (m == 1)
+        p.kernel->gemv(w, p.row_bytes, rows, p.in, x, y + tile.row_begin);
+    else
+        p.kernel->gemm(w, p.row_bytes, rows, p.in, x, x_stride, m, y + tile.row_begin, ldy);
+}
+
+// The gate/up tiles, then the down tiles, in ONE dynamic loop (team.h). Three loops with a
+// barrier each (OpenMP's, when this was written) made the team wait at every barrier for a member
+// that had lost its core to another process, while the waiters' active wait kept their cores
+// busy: 2-thread token calls ran ~2x slower whenever the machine was shared. Here whoever finishes
+// an expert's last gate/up tile quantizes its h, and a down tile waits (yielding its core) only
+// for its own expert's h. Tiles are handed out in index order, so whatever a down tile waits for
+// is already taken by a thread that is not waiting. Every value is still computed by the same
+// operations whatever the team size.
+void run_tiles(const BackendRegistry &registry, const CallPlan &plan, uint8_t *base, int32_t members,
+               Workspace &ws) {
+    const Tile *gu = plan.gate_up_tiles.data();
+    const Tile *d = plan.down_tiles.data();
+    const long n_gu = static_cast<long>(plan.gate_up_tiles.size());
+    const long n_d = static_cast<long>(plan.down_tiles.size());
+    const int32_t team = static_cast<int32_t>(std::min<long>(members, std::max<long>(1, std::max(n_gu, n_d))));
+    ExpertProgress *progress = reset_progress(ws, plan);
+    const ExpertPlan *experts = plan.experts.data();
+    const int32_t m = plan.m;
+    const size_t rows = static_cast<size_t>(m);
+    auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
+
+    // Gate and up fused: one tile reads the same quantized x for both.
+    auto gate_up = [&](const Tile &tile) {
+        const ExpertPlan &e = experts[tile.expert];
+        const size_t ff = static_cast<size_t>(e.gate().out);
+        const int32_t fg = e.gate().kernel->act_format, fu = e.up().kernel->act_format;
+        float *g = f32(e.gate_out), *u = f32(e.up_out), *h = f32(e.h);
+        apply(e.gate(), tile, base + plan.x_offset[fg], plan.x_stride[fg], m, g, ff);
+        apply(e.up(), tile, base + plan.x_offset[fu], plan.x_stride[fu], m, u, ff);
+        for (size_t r = 0; r < rows; ++r)
+            swiglu(g + r * ff + tile.row_begin, u + r * ff + tile.row_begin, e.gate().scale, e.up().scale,
+                   h + r * ff + tile.row_begin, tile.row_end - tile.row_begin);
+    };
+    auto quantize_h = [&](int32_t i) {
+        const ExpertPlan &e = experts[i];
+        const QuantizeFn quantize = registry.quantizer_for(e.down().kernel->act_format);
+        const size_t ff = static_cast<size_t>(e.down().in);
+        for (size_t r = 0; r < rows; ++r) quantize(f32(e.h) + r * ff, e.down().in, base + e.hq + r * e.hq_stride);
+    };
+    auto down = [&](const Tile &tile) {
+        const ExpertPlan &e = experts[tile.expert];
+        apply(e.down(), tile, base + e.hq, e.hq_stride, m, f32(e.down_out), static_cast<size_t>(plan.n_out));
+    };
+    auto one_tile = [&](long t) {
+        if (t < n_gu) {
+            const Tile &tile = gu[t];
+            gate_up(tile);
+            ExpertProgress &p = progress[tile.expert];
+            if (p.gate_up_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                quantize_h(tile.expert);
+                p.down_input_ready.store(true, std::memory_order_release);
+            }
+        } else {
+            const Tile &tile = d[t - n_gu];
+            wait_until_set(progress[tile.expert].down_input_ready);
+            down(tile);
+        }
+    };
+    run_team(team, n_gu + n_d, one_tile);
+}
+
+// outputs from the experts' down rows, the same for every team size.
+void combine(const CallPlan &plan, const uint8_t *base, float *outputs) {
+    const size_t n_out = static_cast<size_t>(plan.n_out);
+    auto down = [&](const ExpertPlan &e, size_t r) {
+        return reinterpret_cast<const float *>(base + e.down_out) + r * n_out;
+    };
+    if (plan.row_weights) {
+        // One expert, a weight per row: w * (s_d * y), the token call's sum for one expert
+        // (0 + w * (s_d * y) == w * (s_d * y)), so one expert's rows and token calls agree.
+        const ExpertPlan &e = plan.experts[0];
+        for (size_t r = 0; r < static_cast<size_t>(plan.m); ++r) {
+            const float *y = down(e, r);
+            for (size_t j = 0; j < n_out; ++j)
+                outputs[r * n_out + j] = plan.row_weights[r] * (e.down().scale * y[j]);
+        }
+        return;
+    }
+    // A weight per expert: the route-weighted sum in expert order.
+    for (size_t r = 0; r < static_cast<size_t>(plan.m); ++r)
+        for (size_t j = 0; j < n_out; ++j) {
+            float acc = 0.0f;
+            for (const ExpertPlan &e : plan.experts) acc += e.route_weight * (e.down().scale * down(e, r)[j]);
+            outputs[r * n_out + j] = acc;
+        }
+}
+
+}  // namespace
+
+CallPlan &thread_plan() {
+    thread_local CallPlan plan;
+    return plan;
+}
+
+void execute(const BackendRegistry &registry, CallPlan &plan, const float *inputs, float *outputs,
+             int32_t threads, StopWatch &watch) {
+    Workspace &ws = thread_workspace();
+    uint8_t *base = ws.scratch.reserve(plan.scratch_bytes);
+    watch.lap_into(stats().prepare_ns);
+    // File-backed projections come from the weight cache, or are streamed through this thread's
+    // buffer (weight_source.h); `file_weights` holds the cache pins until the call returns.
+    CallWeights file_weights(ws.file_weights);
+    file_weights.resolve(plan);
+    watch.restart();  // reading is io_ns and insert_ns, not prepare_ns
+
+    const size_t n_in = static_cast<size_t>(plan.n_in);
+    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
+        if (plan.x_needed[f])
+            for (size_t r = 0; r < static_cast<size_t>(plan.m); ++r)
+                registry.quantizer_for(f)(inputs + r * n_in, plan.n_in, base + plan.x_offset[f] + r * plan.x_stride[f]);
+    const int32_t members = team_cap(threads);
+    cut_tiles(plan, members);
+    watch.lap_into(stats().prepare_ns);
+
+    run_tiles(registry, plan, base, members, ws);
+    combine(plan, base, outputs);
+    watch.lap_into(stats().compute_ns);
+}
+
+}  // namespace memra
