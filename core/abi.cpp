@@ -5,12 +5,10 @@
 #include <new>
 #include <string>
 
-#include "backend_registry.h"
 #include "error.h"
+#include "library.h"
 #include "memra/cpu_experts.h"
-#include "cache.h"
 #include "moe.h"
-#include "prefetch.h"
 #include "stats.h"
 #include "validate.h"
 
@@ -26,12 +24,12 @@ void write_message(char *error, size_t error_len, const char *message) {
     error[n] = '\0';
 }
 
-// Runs `body`, translating every exception into a status code. The registry comes first: when
+// Runs `body`, translating every exception into a status code. The library's registry comes first: when
 // the backend choice failed (status 5) nothing else can be done, whatever the arguments.
 template <class Body>
 int32_t guarded(char *error, size_t error_len, Body &&body) noexcept {
     try {
-        const BackendRegistry &registry = BackendRegistry::instance();
+        const BackendRegistry &registry = Library::instance().registry();
         if (!registry.usable()) fail(MEMRA_STATUS_NO_BACKEND, registry.unusable_reason());
         body(registry);
         return MEMRA_STATUS_OK;
@@ -50,11 +48,12 @@ int32_t guarded(char *error, size_t error_len, Body &&body) noexcept {
     }
 }
 
-// Choose the backend as the library loads, so MEMRA_CPU_EXPERT_LOG=1 reports at load and the
-// first compute call does not pay for plugin discovery.
+// Make the library's context (settings, backend choice) as the library loads, so
+// MEMRA_CPU_EXPERT_LOG=1 reports at load and the first compute call does not pay for plugin
+// discovery.
 __attribute__((constructor)) void initialise_at_load() {
     try {
-        (void)BackendRegistry::instance();
+        (void)Library::instance();
     } catch (...) {
         // Reported again, with a status, by the first call.
     }
@@ -98,7 +97,7 @@ MEMRA_EXPORT int32_t memra_cpu_expert_prefetch_v2(const CpuProjectionV2 *project
         for (int32_t i = 0; i < count; ++i)
             memra::validate_projection(projections[i], ("projection " + std::to_string(i)).c_str());
         memra::StopWatch queueing;
-        memra::Prefetcher::instance().enqueue(projections, count);
+        memra::Library::instance().prefetcher().enqueue(projections, count);
         queueing.lap_into(memra::stats().prepare_ns);
     });
 }
@@ -123,9 +122,9 @@ MEMRA_EXPORT void memra_cpu_expert_profile_stats_v2(uint64_t *prepare_ns, uint64
 
 MEMRA_EXPORT size_t memra_cpu_experts_describe(char *buf, size_t buf_len) {
     try {
-        const memra::BackendRegistry &registry = memra::BackendRegistry::instance();
-        std::string line = registry.describe();
-        if (registry.usable()) line += memra::describe_cache(memra::WeightCache::instance().budget());
+        memra::Library &library = memra::Library::instance();
+        std::string line = library.registry().describe();
+        if (library.registry().usable()) line += memra::describe_cache(library.cache().budget());
         memra::write_message(buf, buf_len, line.c_str());
         return line.size();
     } catch (...) {

@@ -1,28 +1,10 @@
 #include "backend_registry.h"
 
-#include <cstdio>
 #include <map>
 
 #include "memra/qtypes.h"
 
 namespace memra {
-
-const BackendRegistry &BackendRegistry::instance() {
-    // Deliberately never destroyed: engine threads may still be computing while the process
-    // exits, and unloading plugins under them would crash what should be a clean exit.
-    static const BackendRegistry *registry = [] {
-        auto *r = new BackendRegistry(read_settings(), detect_cpu_features(), default_backend_dir());
-        for (const std::string &w : r->settings().warnings)
-            std::fprintf(stderr, "memra-cpu-experts: %s\n", w.c_str());
-        if (r->settings().log) {
-            for (const std::string &n : r->settings().log_notes)
-                std::fprintf(stderr, "memra-cpu-experts: %s\n", n.c_str());
-            std::fprintf(stderr, "%s\n", r->describe().c_str());
-        }
-        return r;
-    }();
-    return *registry;
-}
 
 BackendRegistry::BackendRegistry(Settings settings, const CpuFeatures &cpu,
                                  std::string library_backend_dir)

@@ -24,9 +24,6 @@ struct KernelChoice {
 
 class BackendRegistry {
 public:
-    // The registry of this process (created on first use; the core library's load triggers it).
-    static const BackendRegistry &instance();
-
     // `library_backend_dir`: the directory beside the core library (default_backend_dir() for
     // the library itself; a tool inspecting an installed library passes that library's).
     BackendRegistry(Settings settings, const CpuFeatures &cpu, std::string library_backend_dir);

@@ -10,7 +10,6 @@
 #include <new>
 #include <thread>
 
-#include "backend_registry.h"
 
 namespace memra {
 
@@ -46,8 +45,6 @@ WeightCache::~WeightCache() {
 
 namespace {
 
-WeightCache *g_cache = nullptr;  // instance(), for the fork handlers
-
 // A detached thread may run library code after a dlclose: the library stays loaded once it starts
 // one (marked once: the loader's lock is not taken again for every thread).
 void keep_library_loaded() {
@@ -59,17 +56,6 @@ void keep_library_loaded() {
 }
 
 }  // namespace
-
-WeightCache &WeightCache::instance() {
-    static WeightCache *cache = [] {
-        g_cache = new WeightCache(BackendRegistry::instance().settings().cache_bytes, stats(), SlabPool::map_prefaulted,
-                                  /*prefault=*/true);
-        pthread_atfork([] { g_cache->before_fork(); }, [] { g_cache->after_fork_in_parent(); },
-                       [] { g_cache->after_fork_in_child(); });
-        return g_cache;
-    }();
-    return *cache;
-}
 
 void WeightCache::before_fork() { mutex_.lock(); }
 

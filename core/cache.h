@@ -48,17 +48,12 @@ public:
     };
 
     // `stats` receives resident_bytes and insert_ns.
-    // `prefault`: grow ahead of demand (below). instance() does; caches made by tests do not,
-    // unless they ask.
+    // `prefault`: grow ahead of demand (below). The library's cache does (library.h, which also
+    // registers the fork handlers below); caches made by tests do not, unless they ask.
     WeightCache(uint64_t budget, Stats &stats, SlabPool::MapFn map = SlabPool::map_prefaulted, bool prefault = false);
     WeightCache(const WeightCache &) = delete;
     WeightCache &operator=(const WeightCache &) = delete;
     ~WeightCache();  // no call may still hold a pin
-
-    // The process's cache, its budget from the settings (never destroyed: a prefetch read or an
-    // engine thread may still be using it while the process exits). It is made ready for fork():
-    // see after_fork_in_child.
-    static WeightCache &instance();
 
     // Finds the entry for `key` or, when `claim`, claims a new one (evicting and mapping as
     // needed); without `claim` a missing entry is kUncached.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backend_registry.h"
+#include "library.h"
 #include "scratch.h"
 #include "stats.h"
 #include "team.h"
@@ -199,7 +200,8 @@ void execute(const BackendRegistry &registry, CallPlan &plan, const float *input
     watch.lap_into(stats().prepare_ns);
     // File-backed projections come from the weight cache, or are streamed through this thread's
     // buffer (weight_source.h); `file_weights` holds the cache pins until the call returns.
-    CallWeights file_weights(ws.file_weights);
+    Library &library = Library::instance();
+    CallWeights file_weights(ws.file_weights, &library.cache(), library.settings().direct_io);
     file_weights.resolve(plan);
     watch.restart();  // reading is io_ns and insert_ns, not prepare_ns
 

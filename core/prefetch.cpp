@@ -35,26 +35,7 @@ void keep_library_loaded() {
         (void)::dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
-Prefetcher *g_prefetcher = nullptr;  // set once instance() ran
-
-// At unload or exit: stop the worker without waiting long for a read it may be in.
-__attribute__((destructor)) void stop_prefetcher() {
-    if (g_prefetcher) g_prefetcher->stop(100);
-}
-
 }  // namespace
-
-Prefetcher &Prefetcher::instance() {
-    static Prefetcher *p = [] {
-        g_prefetcher = new Prefetcher(WeightCache::instance());
-        // Registered after the cache's handlers: the prefetcher's lock is taken first, then the
-        // cache's (no thread ever holds the cache's lock while it waits for this one).
-        pthread_atfork([] { g_prefetcher->before_fork(); }, [] { g_prefetcher->after_fork_in_parent(); },
-                       [] { g_prefetcher->after_fork_in_child(); });
-        return g_prefetcher;
-    }();
-    return *p;
-}
 
 void Prefetcher::before_fork() { mutex_.lock(); }
 
@@ -100,7 +81,7 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
         while (k < sources.size() && sources[k].caller_fd != p.file_fd) ++k;
         if (k == sources.size()) {
             sources.reserve(sources.size() + 1);  // before the duplicate exists: push_back cannot throw
-            const int fd = reading_descriptor(p.file_fd);
+            const int fd = reading_descriptor(p.file_fd, direct_io_);
             const int err = errno;
             sources.push_back({p.file_fd, fd, {}, false});
             try {

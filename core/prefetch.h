@@ -23,9 +23,9 @@ class Prefetcher {
 public:
     static constexpr size_t kQueueCapacity = 1024;
 
-    // The process's prefetcher, filling WeightCache::instance() (never destroyed).
-    static Prefetcher &instance();
-    explicit Prefetcher(WeightCache &cache) : cache_(cache) {}
+    // Fills `cache`, reading through descriptors of reading_descriptor(fd, direct_io)
+    // (weight_source.h). The library's own (library.h) is never destroyed.
+    Prefetcher(WeightCache &cache, bool direct_io) : cache_(cache), direct_io_(direct_io) {}
 
     // Queues projections[i] with file_fd >= 0 that are neither resident nor in flight, and
     // returns. Throws status 3 (naming "projection i") when a fd cannot be examined; then
@@ -57,6 +57,7 @@ private:
     void finish(const Job &job);  // lock held: the job's share of its duplicate fd goes
 
     WeightCache &cache_;
+    const bool direct_io_;
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<Job> queue_;

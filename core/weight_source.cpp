@@ -9,7 +9,6 @@
 #include <new>
 #include <string>
 
-#include "backend_registry.h"
 #include "io.h"
 #include "stats.h"
 
@@ -35,9 +34,9 @@ uint8_t *stream_memory(AlignedBuffer &buffer, size_t bytes) {
 
 }  // namespace
 
-int reading_descriptor(int caller_fd) {
+int reading_descriptor(int caller_fd, bool direct_io) {
     const int fd = ::fcntl(caller_fd, F_DUPFD_CLOEXEC, 0);
-    if (fd < 0 || !BackendRegistry::instance().settings().direct_io) return fd;
+    if (fd < 0 || !direct_io) return fd;
     const int direct = reopen_direct(fd);
     if (direct < 0) return fd;  // buffered, through the duplicate
     ::close(fd);
@@ -62,9 +61,10 @@ std::vector<CallWeights::OpenFile> &CallWeights::thread_files() {
     return files;
 }
 
-CallWeights::CallWeights(AlignedBuffer &stream, WeightCache *cache)
+CallWeights::CallWeights(AlignedBuffer &stream, WeightCache *cache, bool direct_io)
     : stream_(stream),
       cache_(cache && cache->budget() > 0 ? cache : nullptr),
+      direct_io_(direct_io),
       requests_(thread_requests()),
       files_(thread_files()) {
     requests_.clear();
@@ -120,7 +120,7 @@ void CallWeights::open_files() {
             files_.reserve(files_.size() + 1);  // before the duplicate exists: push_back cannot throw
             OpenFile file;
             file.caller_fd = caller_fd;
-            file.fd = reading_descriptor(caller_fd);
+            file.fd = reading_descriptor(caller_fd, direct_io_);
             file.owned = file.fd >= 0;
             if (!file.owned) {
                 const int err = errno;

@@ -20,10 +20,10 @@ namespace memra {
 void counted_read(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_fd = -1);
 
 // The library's own descriptor for reading the file `caller_fd` names: a duplicate
-// (F_DUPFD_CLOEXEC), or with MEMRA_CPU_EXPERT_DIRECT_IO=1 a reopening of the same file with
+// (F_DUPFD_CLOEXEC), or with `direct_io` (MEMRA_CPU_EXPERT_DIRECT_IO=1) a reopening of the same file with
 // O_DIRECT where the filesystem allows it (reopen_direct, io.h; else the duplicate). -1 with errno
 // set when no descriptor could be had (EBADF: `caller_fd` is not open).
-int reading_descriptor(int caller_fd);
+int reading_descriptor(int caller_fd, bool direct_io);
 
 // Each file the call reads is read through a duplicate of the caller's descriptor that the call
 // owns, identified through that duplicate (fstat), and checked again after every read: the bytes
@@ -36,7 +36,8 @@ int reading_descriptor(int caller_fd);
 class CallWeights {
 public:
     // `stream` holds what is not cached in this call; nullptr cache: nothing is cached.
-    explicit CallWeights(AlignedBuffer &stream, WeightCache *cache = &WeightCache::instance());
+    // `direct_io`: read as reading_descriptor says (the library passes its setting).
+    CallWeights(AlignedBuffer &stream, WeightCache *cache, bool direct_io = false);
     CallWeights(const CallWeights &) = delete;
     CallWeights &operator=(const CallWeights &) = delete;
     ~CallWeights();
@@ -88,6 +89,7 @@ private:
 
     AlignedBuffer &stream_;
     WeightCache *cache_;
+    const bool direct_io_;
     std::vector<Request> &requests_;  // this thread's, reused call after call
     std::vector<OpenFile> &files_;    // likewise
     std::vector<std::unique_ptr<AlignedBuffer>> retry_buffers_;
