@@ -1,9 +1,16 @@
-// F32 and BF16 with F32 / BF16 activations, in the order of scalar/dot_float.cpp: 64 lanes,
-// lane k accumulating the elements i with i % 64 == k in ascending i, one fma each, folded by
-// halves and hsum8 at the end. One vfmadd per W consecutive elements (W = 8 or 16 lanes) into
-// accumulator (i / W) % (64 / W) is exactly that; a tail (n % 64) is done lane by lane. Each row's 8 accumulators are
-// independent chains, so one row at a time keeps the fma units busy; the rows path shares each
-// weight load between activations (nothing else to decode, BF16 being a shift).
+// F32 and BF16 with F32 / BF16 activations, in the orders of scalar/dot_float.cpp.
+//
+// F32: 64 lanes, lane k accumulating the elements i with i % 64 == k in ascending i, one fma
+// each, folded by halves and hsum8 at the end. One vfmadd per W consecutive elements (W = 8 or 16
+// lanes) into accumulator (i / W) % (64 / W) is exactly that; a tail (n % 64) is done lane by
+// lane. Each row's 8 accumulators are independent chains, so one row at a time keeps the fma
+// units busy; the rows path shares each weight load between activations.
+//
+// BF16: vdpbf16ps's pair order (32 lanes of element pairs, odd element first, DAZ/FTZ), which is
+// ggml's on AVX512_BF16 CPUs. Where the build has AVX512_BF16 the instruction itself does the
+// work; elsewhere each 32-bit word of bf16 pairs becomes two f32 vectors with no shuffle (odd =
+// the word with its low half cleared, even = the word shifted left by 16) and two vfmadds, under
+// MXCSR's DAZ and FTZ so that they round and flush as the instruction does.
 #pragma once
 
 #include <cmath>
@@ -22,9 +29,15 @@ struct Vec256 {
     static inline void store(float *p, type v) { _mm256_storeu_ps(p, v); }
     static inline type load(const float *p) { return _mm256_loadu_ps(p); }
     static inline type f32(const uint8_t *p) { return _mm256_loadu_ps(reinterpret_cast<const float *>(p)); }
-    static inline type bf16(const uint8_t *p) {
-        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(load128(p)), 16));
-    }
+    // BF16 pairs (formats_bf16.h): one word per lane; its odd and even element as f32, with no
+    // shuffle (odd = the word with its low half cleared, even = the word shifted left by 16).
+    using words = __m256i;
+    static inline words load_words(const uint8_t *p) { return load256(p); }
+    static inline type odd(words w) { return _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32(int(0xFFFF0000u)))); }
+    static inline type even(words w) { return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16)); }
+#ifdef __AVX512BF16__
+    static inline type dp(type a, words w, words x) { return _mm256_dpbf16_ps(a, (__m256bh)w, (__m256bh)x); }
+#endif
 };
 #ifdef __AVX512F__
 struct Vec512 {
@@ -35,9 +48,13 @@ struct Vec512 {
     static inline void store(float *p, type v) { _mm512_storeu_ps(p, v); }
     static inline type load(const float *p) { return _mm512_loadu_ps(p); }
     static inline type f32(const uint8_t *p) { return _mm512_loadu_ps(reinterpret_cast<const float *>(p)); }
-    static inline type bf16(const uint8_t *p) {
-        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(load256(p)), 16));
-    }
+    using words = __m512i;
+    static inline words load_words(const uint8_t *p) { return _mm512_loadu_si512(p); }
+    static inline type odd(words w) { return _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32(int(0xFFFF0000u)))); }
+    static inline type even(words w) { return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16)); }
+#ifdef __AVX512BF16__
+    static inline type dp(type a, words w, words x) { return _mm512_dpbf16_ps(a, (__m512bh)w, (__m512bh)x); }
+#endif
 };
 #endif
 
@@ -47,7 +64,7 @@ struct Vec512 {
 // loads: GGUF data is 32-byte aligned and 64-byte loads of it split cache lines (in-cache gemv
 // 22 GB/s with them against 41 with 256-bit loads on a Zen 5); on the rows path each load serves
 // 4 dots, which pays for the splits (gemm32 1.9 -> 2.5 GB/s against 1 row x 2 activations of
-// 256-bit accumulators). BF16 widens 32 bytes into 512 bits on both paths.
+// 256-bit accumulators).
 struct F32 {
     using V = Vec256;  // gemv
 #ifdef __AVX512F__
@@ -61,28 +78,6 @@ struct F32 {
     template <class W>
     static inline typename W::type load(const uint8_t *p) { return W::f32(p); }
     static inline float load1(const uint8_t *p) { return f32(p); }
-};
-
-struct BF16 {
-#ifdef __AVX512F__
-    using V = Vec512;
-    static constexpr int kRows = 2, kActs = 2;
-#else
-    using V = Vec256;
-    static constexpr int kRows = 1, kActs = 1;
-#endif
-    using VRows = V;
-    static constexpr size_t kElemBytes = 2;
-    template <class W>
-    static inline typename W::type load(const uint8_t *p) { return W::bf16(p); }
-    static inline float load1(const uint8_t *p) {
-        uint16_t h;
-        std::memcpy(&h, p, 2);
-        uint32_t u = uint32_t(h) << 16;
-        float f;
-        std::memcpy(&f, &u, 4);
-        return f;
-    }
 };
 
 constexpr int kCanonicalLanes = 64;

@@ -15,8 +15,9 @@
 //    up differ from its own single-row results in the last bits (see kBatchedIqBound). There the
 //    rows are also run through ggml in chunks of at most 7 rows (its vec_dot rules, row by row),
 //    and that result must be bit-identical;
-//  - F32: bit-identical with ggml's AVX-512 variant, whose order is memra's (truth_env.h); with
-//    another variant, and BF16 (ggml's vdpbf16ps pairs): the bounds below.
+//  - F32: bit-identical with ggml's AVX-512 variant, whose order is memra's (truth_env.h), BF16
+//    with its AVX512_BF16 variants (vdpbf16ps pairs, memra's order); with other variants: the
+//    bounds below.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,8 +49,8 @@ constexpr int32_t kLayout = MEMRA_GGML_PEER_PLAIN | MEMRA_GGML_PEER_EXACT_SILU;
 // 2 gamma_n S, dot_test.cpp); memra-bench measured up to 7e-7 with such a differing order
 // (docs/benchmarks.md): 1e-5 leaves a margin and still fails any wrong weight, expert or scale.
 constexpr double kF32Bound = 1e-5;
-// BF16: x and h are rounded to bf16 on both sides; ggml's vdpbf16ps sums in another order, so now
-// and then an h value rounds to the neighbouring bf16 (a 2^-8 relative step of one of n_ff terms
+// BF16 with a variant without AVX512_BF16: x and h are rounded to bf16 on both sides; ggml sums in
+// another order, so now and then an h value rounds to the neighbouring bf16 (a 2^-8 relative step of one of n_ff terms
 // of a down dot): measured here up to 2.3e-5 (memra-bench: 7.7e-5); a wrong value is O(1).
 constexpr double kBf16Bound = 1e-3;
 // IQ3_S/IQ4_XS rows through ggml's batched path: gate/up differ in the last bits, h is requantized
@@ -76,7 +77,9 @@ std::string shape_name(int32_t n_embd, int32_t n_ff) { return std::to_string(n_e
 struct Checker {
     int32_t qtype;
     bool exact() const {
-        return qtype == MEMRA_QTYPE_F32 ? ggml_f32_order_is_memras() : qtype != MEMRA_QTYPE_BF16;
+        if (qtype == MEMRA_QTYPE_F32) return ggml_f32_order_is_memras();
+        if (qtype == MEMRA_QTYPE_BF16) return ggml_bf16_order_is_memras();
+        return true;
     }
     double bound() const { return qtype == MEMRA_QTYPE_F32 ? kF32Bound : kBf16Bound; }
 

@@ -5,12 +5,12 @@
 // follow ggml's x86 float order (formats spec §5), so every quantized format must agree bit for
 // bit (NaN as NaN), edge-case scales included.
 //
-// F32 and BF16 are not held to ggml's order: memra sums each dot in one fma chain, ggml in SIMD
-// lanes (BF16: vdpbf16ps pairs). Products are exact in both (an fma rounds once; a bf16 x bf16
-// product fits a float), so each result is within gamma_n * S of the exact dot, S = sum |w_i x_i|,
-// gamma_n = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, (3.5)): two orders differ
-// by at most 2 gamma_n S, the bound used; except F32 with ggml's AVX-512 variant, whose order is
-// memra's (truth_env.h): bit for bit there. Their rows are synthetic (finite, no subnormals, which
+// F32 and BF16 have no single ggml order: ggml sums them in the lanes of its variant's SIMD width.
+// memra's F32 order is ggml's AVX-512 one and its BF16 order ggml's AVX512_BF16 one (vdpbf16ps
+// pairs; truth_env.h): bit for bit with those variants. With others, products are exact in both
+// (an fma rounds once; a bf16 x bf16 product fits a float), so each result is within gamma_n * S
+// of the exact dot, S = sum |w_i x_i|, gamma_n = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and
+// Stability, (3.5)): two orders differ by at most 2 gamma_n S, the bound used. Their rows are synthetic (finite, no subnormals, which
 // vdpbf16ps would flush): the decode test covers every bit pattern of those formats.
 #include <gtest/gtest.h>
 
@@ -53,7 +53,8 @@ TEST(GgmlDotSetup, ActivationFormatsAreGgmls) {
 void dots_as_ggml(int32_t qtype, int32_t n) {
     const memra_qtype_info &info = testkit::qtype_info(qtype);
     const bool plain = qtype == MEMRA_QTYPE_F32 || qtype == MEMRA_QTYPE_BF16;
-    const bool exact = !plain || (qtype == MEMRA_QTYPE_F32 && ggml_f32_order_is_memras());
+    const bool exact = !plain || (qtype == MEMRA_QTYPE_F32 && ggml_f32_order_is_memras()) ||
+                       (qtype == MEMRA_QTYPE_BF16 && ggml_bf16_order_is_memras());
     const size_t row_bytes = testkit::row_bytes(qtype, n);
     std::mt19937_64 rng(0x19d0 + uint64_t(qtype));
 

@@ -68,6 +68,7 @@ bench::GgmlPeer *ggml_peer() { return loaded_peer().peer.get(); }
 const std::string &ggml_absent_reason() { return loaded_peer().absent; }
 
 bool ggml_f32_order_is_memras() { return ggml_peer() && ggml_peer()->has_feature("AVX512"); }
+bool ggml_bf16_order_is_memras() { return ggml_peer() && ggml_peer()->has_feature("AVX512_BF16"); }
 
 const std::vector<Plugin> &runnable_plugins() { return plugins().runnable; }
 const std::vector<std::string> &skipped_plugins() { return plugins().skipped; }

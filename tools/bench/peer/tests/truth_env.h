@@ -40,6 +40,10 @@ const std::string &ggml_absent_reason();
 // ggml's AVX-512 build sums in (4 x 16 lanes), so with that variant and rows of whole 64s the two
 // agree bit for bit; with the AVX2 variant (32 lanes) they differ in the last bits.
 bool ggml_f32_order_is_memras();
+// BF16 dots: memra's order is vdpbf16ps's as ggml_vec_dot_bf16 uses it (plugins/scalar/
+// dot_float.cpp), so with a ggml variant built for AVX512_BF16 the two agree bit for bit; other
+// variants widen to f32 and sum in their own lanes.
+bool ggml_bf16_order_is_memras();
 
 // A plugin module of the build tree that this CPU runs (the scalar reference first, then every
 // SIMD plugin and the emulated-VNNI test build), found and gated by the core's own loader as the
