@@ -1,10 +1,31 @@
 #include "backend_registry.h"
 
-#include <map>
-
 #include "memra/qtypes.h"
 
 namespace memra {
+
+const char *path_name(KernelPath path) { return path == KernelPath::kGemv ? "token" : "rows"; }
+
+void KernelTable::add(const memra_backend_v2 *t) {
+    for (int32_t k = 0; k < t->kernel_count; ++k) {
+        const memra_kernel_v2 &kernel = t->kernels[k];
+        std::array<Slot, kKernelPaths> &paths = slots_[static_cast<size_t>(kernel.qtype)];
+        const bool serves[kKernelPaths] = {kernel.gemv != nullptr, kernel.gemm != nullptr};
+        for (int p = 0; p < kKernelPaths; ++p) {
+            if (!serves[p]) continue;
+            if (!paths[p].any.kernel) paths[p].any = {&kernel, t};
+            if (!paths[p].ggml.kernel && kernel.layout == MEMRA_LAYOUT_GGML) paths[p].ggml = {&kernel, t};
+        }
+    }
+    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
+        if (!quantizers_[f] && t->quantize[f]) quantizers_[f] = t->quantize[f];
+}
+
+KernelChoice KernelTable::kernel_for(int32_t qtype, KernelPath path, bool any_layout) const {
+    if (qtype < 0 || static_cast<size_t>(qtype) >= slots_.size()) return {};
+    const Slot &slot = slots_[static_cast<size_t>(qtype)][static_cast<int>(path)];
+    return any_layout ? slot.any : slot.ggml;
+}
 
 BackendRegistry::BackendRegistry(Settings settings, const CpuFeatures &cpu,
                                  std::string library_backend_dir)
@@ -19,7 +40,6 @@ BackendRegistry::BackendRegistry(Settings settings, const CpuFeatures &cpu,
     plugins_ = load_plugins(search_dirs_, usable_features_);
     select();
 }
-
 void BackendRegistry::select() {
     auto searched = [this] {
         std::string s;
@@ -52,23 +72,26 @@ void BackendRegistry::select() {
     }
     primary_ = plugins_[first].table;
 
-    // The chosen plugin first, then every lower-priority usable one: a qtype or activation
-    // format the chosen plugin lacks is served by the best plugin below it, down to scalar.
-    for (size_t i = first; i < plugins_.size(); ++i) {
-        if (!plugins_[i].loaded) continue;
-        const memra_backend_v1 *t = plugins_[i].table;
-        for (int32_t k = 0; k < t->kernel_count; ++k) {
-            KernelChoice &slot = kernels_[static_cast<size_t>(t->kernels[k].qtype)];
-            if (!slot.kernel) slot = {&t->kernels[k], t};
-        }
-        for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
-            if (!quantizers_[f] && t->quantize[f]) quantizers_[f] = t->quantize[f];
-    }
+    // The chosen plugin first, then every lower-priority usable one: a qtype, a path of a qtype
+    // or an activation format the chosen plugin lacks is served by the best plugin below it, down
+    // to scalar.
+    for (size_t i = first; i < plugins_.size(); ++i)
+        if (plugins_[i].loaded) kernels_.add(plugins_[i].table);
 }
 
-KernelChoice BackendRegistry::kernel_for(int32_t qtype) const {
-    if (qtype < 0 || static_cast<size_t>(qtype) >= kernels_.size()) return {};
-    return kernels_[static_cast<size_t>(qtype)];
+std::string BackendRegistry::served_by(int32_t qtype) const {
+    std::string who[kKernelPaths];
+    for (int p = 0; p < kKernelPaths; ++p) {
+        const KernelPath path = static_cast<KernelPath>(p);
+        const KernelChoice used = kernel_for(qtype, path), best = kernel_for(qtype, path, true);
+        who[p] = used.backend ? used.backend->name : "none";
+        // A plugin above serving this path only on weights it repacks: not used yet (call_plan.cpp).
+        if (best.backend && best.kernel != used.kernel)
+            who[p] += std::string(" (") + best.backend->name + ": layout " + std::to_string(best.kernel->layout) +
+                      " not used)";
+    }
+    if (who[0] == who[1]) return who[0];
+    return std::string(path_name(KernelPath::kGemv)) + " " + who[0] + ", " + path_name(KernelPath::kGemm) + " " + who[1];
 }
 
 std::string BackendRegistry::describe() const {
@@ -76,11 +99,10 @@ std::string BackendRegistry::describe() const {
     if (!usable()) return line + "unusable: " + unusable_reason_;
     line += std::string("backend ") + primary_->name +
             (settings_.backend == "auto" ? " (auto)" : " (forced by MEMRA_CPU_EXPERT_BACKEND)");
-    // Group the qtypes by the plugin that serves them, in the order of the qtype table.
+    // Group the qtypes by the plugins that serve them, in the order of the qtype table.
     std::vector<std::pair<std::string, std::string>> groups;
     for (const memra_qtype_info &q : memra_qtype_table) {
-        const KernelChoice c = kernel_for(q.id);
-        const std::string who = c.backend ? c.backend->name : "none";
+        const std::string who = served_by(q.id);
         auto it = groups.begin();
         while (it != groups.end() && it->first != who) ++it;
         if (it == groups.end()) it = groups.insert(groups.end(), {who, ""});

@@ -1,7 +1,7 @@
-// The process-wide choice of backends: which plugin serves each qtype, which quantizer produces
-// each activation format, and, when nothing can run, why. Built once at load from the settings,
-// the CPU features and the plugins found; immutable afterwards, so every call reads it without
-// locking.
+// The process-wide choice of backends: which plugin serves each qtype on each path (token: gemv,
+// rows: gemm), which quantizer produces each activation format, and, when nothing can run, why.
+// Built once at load from the settings, the CPU features and the plugins found; immutable
+// afterwards, so every call reads it without locking.
 #pragma once
 
 #include <array>
@@ -17,9 +17,51 @@ namespace memra {
 
 using QuantizeFn = void (*)(const float *x, int32_t n, void *out);
 
+// The two ways a kernel is applied: to one activation row (the token call's gemv) or to several
+// at once (the rows call's gemm).
+enum class KernelPath : int { kGemv = 0, kGemm = 1 };
+constexpr int kKernelPaths = 2;
+const char *path_name(KernelPath path);  // "token", "rows"
+
 struct KernelChoice {
-    const memra_kernel_v1 *kernel = nullptr;
-    const memra_backend_v1 *backend = nullptr;
+    const memra_kernel_v2 *kernel = nullptr;
+    const memra_backend_v2 *backend = nullptr;
+};
+
+// Per qtype and per path, the highest-priority plugin that serves it: the selection on its own,
+// from tables given best first (BackendRegistry feeds it the loaded plugins).
+//
+// Weights in a plugin's own layout (memra_kernel_v2::layout != 0). Both choices are recorded:
+// the best kernel on weights in ggml's layout, and the best in any layout. Calls use the former
+// today (call_plan.cpp), so a repacking kernel is reported (describe) but its path falls to the
+// best plugin below it. The repack path, when a plugin needs it (AMX, issue 16):
+//  - file-backed weights: read into the weight cache under a key with the kernel's layout
+//    (CacheKey::layout) and repacked once as the entry is filled, so every later call (and the
+//    prefetcher) finds them repacked; the plan asks for kernel_for(.., any_layout = true) when
+//    the cache can take the repacked entry, the ggml-layout kernel when the call streams;
+//  - weights in the caller's memory: not repacked per call (a repack costs more than the call
+//    reads), so they keep the ggml-layout kernel of that path. A bounded repack cache keyed by
+//    (pointer, length, layout) would only be sound for bytes the caller promises never to change,
+//    which the v2 ABI cannot express; left out.
+// Tiles of a repacked matrix must start at multiples of the kernel's row_group (cut_tiles).
+class KernelTable {
+public:
+    // Fills what the tables added before left empty: each qtype's path in ggml's layout and in
+    // any layout, and each activation format's quantizer.
+    void add(const memra_backend_v2 *table);
+
+    // The best kernel serving `path` of `qtype` on weights in ggml's layout (any_layout false: the
+    // weights as the caller or the file hold them), or in any layout (true: the best kernel
+    // overall, which may want its weights repacked). nullptr kernel: no plugin serves it.
+    KernelChoice kernel_for(int32_t qtype, KernelPath path, bool any_layout = false) const;
+    QuantizeFn quantizer_for(int32_t act_format) const { return quantizers_[act_format]; }
+
+private:
+    struct Slot {
+        KernelChoice ggml, any;
+    };
+    std::array<std::array<Slot, kKernelPaths>, 64> slots_{};  // [ggml type id (all < 64)][path]
+    std::array<QuantizeFn, MEMRA_ACT_FORMAT_COUNT> quantizers_{};
 };
 
 class BackendRegistry {
@@ -31,18 +73,24 @@ public:
     bool usable() const { return unusable_reason_.empty(); }
     const std::string &unusable_reason() const { return unusable_reason_; }
 
-    // nullptr kernel: no selected plugin serves this (valid) qtype.
-    KernelChoice kernel_for(int32_t qtype) const;
-    QuantizeFn quantizer_for(int32_t act_format) const { return quantizers_[act_format]; }
+    // As KernelTable::kernel_for.
+    KernelChoice kernel_for(int32_t qtype, KernelPath path, bool any_layout = false) const {
+        return kernels_.kernel_for(qtype, path, any_layout);
+    }
+    QuantizeFn quantizer_for(int32_t act_format) const { return kernels_.quantizer_for(act_format); }
 
-    const memra_backend_v1 *primary() const { return primary_; }
+    const memra_backend_v2 *primary() const { return primary_; }
     const std::vector<PluginRecord> &plugins() const { return plugins_; }
     const std::vector<std::string> &search_dirs() const { return search_dirs_; }
     const Settings &settings() const { return settings_; }
     uint64_t usable_features() const { return usable_features_; }
 
-    // One line: the backend, how it was chosen, which plugin serves which qtypes, and each
-    // plugin found with its state; or why the library cannot compute.
+    // Who serves `qtype`: "avx512" when one plugin serves both paths in ggml's layout, else
+    // "token avx512, rows amx" (a repacked layout the call cannot use yet is noted).
+    std::string served_by(int32_t qtype) const;
+
+    // One line: the backend, how it was chosen, which plugin serves which qtypes (per path where
+    // they differ), and each plugin found with its state; or why the library cannot compute.
     std::string describe() const;
 
 private:
@@ -52,9 +100,8 @@ private:
     uint64_t usable_features_ = 0;
     std::vector<std::string> search_dirs_;
     std::vector<PluginRecord> plugins_;
-    const memra_backend_v1 *primary_ = nullptr;
-    std::array<KernelChoice, 64> kernels_{};  // indexed by ggml type id (all ids < 64)
-    std::array<QuantizeFn, MEMRA_ACT_FORMAT_COUNT> quantizers_{};
+    const memra_backend_v2 *primary_ = nullptr;
+    KernelTable kernels_;
     std::string unusable_reason_;
 };
 

@@ -26,7 +26,7 @@ struct WeightCache::Entry {
 
 size_t CacheKeyHash::operator()(const CacheKey &k) const {
     uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (uint64_t v : {k.file.dev, k.file.ino, k.file.size, uint64_t(k.file.mtime_ns), k.offset, k.length})
+    for (uint64_t v : {k.file.dev, k.file.ino, k.file.size, uint64_t(k.file.mtime_ns), k.offset, k.length, uint64_t(k.layout)})
         h = (h ^ v) * 0x100000001b3ull + (h >> 29);
     return static_cast<size_t>(h);
 }

@@ -20,11 +20,17 @@
 
 namespace memra {
 
+// `layout`: the arrangement of the bytes (memra/backend.h): MEMRA_LAYOUT_GGML for the file's own
+// bytes, a plugin's layout id for the same bytes repacked for its kernels, so both can be cached
+// side by side and a repacked entry is repacked once.
 struct CacheKey {
     FileIdentity file;
     uint64_t offset = 0;
     uint64_t length = 0;
-    bool operator==(const CacheKey &o) const { return file == o.file && offset == o.offset && length == o.length; }
+    uint32_t layout = 0;  // MEMRA_LAYOUT_GGML
+    bool operator==(const CacheKey &o) const {
+        return file == o.file && offset == o.offset && length == o.length && layout == o.layout;
+    }
 };
 
 struct CacheKeyHash {

@@ -42,13 +42,18 @@ void append_tiles(std::vector<Tile> &tiles, int32_t expert, const PlannedProject
 
 size_t matrix_bytes(const PlannedProjection &p) { return p.row_bytes * static_cast<size_t>(p.out); }
 
-// Messages are built only on failure, so the steady state allocates nothing here.
+// The kernel serving `path` of the projection's qtype on weights in ggml's layout, which is how
+// the caller's memory and the file hold them. A plugin above it that serves the path only on
+// weights repacked into its own layout is not used yet: that needs the repacked bytes (cached
+// per layout for file-backed weights; see the note in backend_registry.h). Messages are built
+// only on failure, so the steady state allocates nothing here.
 PlannedProjection plan_projection(const BackendRegistry &registry, const CpuProjectionV2 &p,
-                                  int32_t expert, int32_t kind) {
-    const KernelChoice choice = registry.kernel_for(p.qtype);
+                                  int32_t expert, int32_t kind, KernelPath path) {
+    const KernelChoice choice = registry.kernel_for(p.qtype, path);
     if (!choice.kernel)
         fail(MEMRA_STATUS_NO_BACKEND, expert_label(expert, projection_name(kind)) +
-                                          ": no loaded backend serves qtype " + memra_qtype_find(p.qtype)->name);
+                                          ": no loaded backend serves qtype " + memra_qtype_find(p.qtype)->name +
+                                          " on the " + path_name(path) + " path");
     if (!registry.quantizer_for(choice.kernel->act_format))
         fail(MEMRA_STATUS_NO_BACKEND, expert_label(expert, projection_name(kind)) +
                                           ": no loaded backend quantizes activations to " +
@@ -88,12 +93,13 @@ void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
     std::fill(std::begin(plan.x_needed), std::end(plan.x_needed), false);
 
     const size_t rows = static_cast<size_t>(m);
+    const KernelPath path = m == 1 ? KernelPath::kGemv : KernelPath::kGemm;  // as execute() runs them
     ScratchLayout layout;
     for (size_t i = 0; i < plan.experts.size(); ++i) {
         ExpertPlan &e = plan.experts[i];
         const CpuProjectionV2 *src[kProjectionKinds] = {&experts[i].gate, &experts[i].up, &experts[i].down};
         for (int32_t k = 0; k < kProjectionKinds; ++k)
-            e.projection[k] = plan_projection(registry, *src[k], plan.label_index(i), k);
+            e.projection[k] = plan_projection(registry, *src[k], plan.label_index(i), k, path);
         e.route_weight = experts[i].route_weight;
         plan.x_needed[e.gate().kernel->act_format] = true;
         plan.x_needed[e.up().kernel->act_format] = true;

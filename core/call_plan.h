@@ -37,7 +37,7 @@ struct PlannedProjection {
     size_t row_bytes = 0;
     int32_t in = 0, out = 0;
     float scale = 1.0f;
-    const memra_kernel_v1 *kernel = nullptr;
+    const memra_kernel_v2 *kernel = nullptr;  // serving this call's path: gemv (m == 1) or gemm
 };
 
 struct ExpertPlan {

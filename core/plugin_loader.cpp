@@ -87,12 +87,12 @@ PluginRecord inspect_plugin(int dir_fd, const std::string &dir, const std::strin
 
 // The table must describe the plugin the manifest promised, or the decision taken before
 // loading meant nothing.
-std::string verify_table(const memra_backend_v1 *t, const PluginManifest &m) {
+std::string verify_table(const memra_backend_v2 *t, const PluginManifest &m) {
     if (!t) return "entry point returned no table";
     if (t->interface_version != MEMRA_BACKEND_INTERFACE_VERSION)
         return "interface version " + std::to_string(t->interface_version) + ", core needs " +
                std::to_string(MEMRA_BACKEND_INTERFACE_VERSION);
-    if (t->struct_size < sizeof(memra_backend_v1)) return "table is too small";
+    if (t->struct_size < sizeof(memra_backend_v2)) return "table is too small";
     if (!t->name || m.name != t->name) return "table name differs from manifest name";
     if (t->required_features != m.requires)
         return "table requires '" + cpu_feature_list(t->required_features) +
@@ -100,14 +100,20 @@ std::string verify_table(const memra_backend_v1 *t, const PluginManifest &m) {
     if (t->kernel_count < 0 || (t->kernel_count > 0 && !t->kernels)) return "bad kernel list";
     std::set<int32_t> seen;
     for (int32_t i = 0; i < t->kernel_count; ++i) {
-        const memra_kernel_v1 &k = t->kernels[i];
+        const memra_kernel_v2 &k = t->kernels[i];
         const memra_qtype_info *q = memra_qtype_find(k.qtype);
         if (!q) return "kernel for unknown qtype " + std::to_string(k.qtype);
         if (!seen.insert(k.qtype).second) return std::string("two kernels for ") + q->name;
-        if (k.act_format < 0 || k.act_format >= MEMRA_ACT_FORMAT_COUNT)
-            return std::string("kernel for ") + q->name + " has a bad activation format";
-        if (!k.gemv || !k.gemm || !k.dequantize_row)
-            return std::string("kernel for ") + q->name + " lacks a function";
+        const std::string kernel = std::string("kernel for ") + q->name;
+        if (k.act_format < 0 || k.act_format >= MEMRA_ACT_FORMAT_COUNT) return kernel + " has a bad activation format";
+        if (!k.gemv && !k.gemm) return kernel + " serves neither path (gemv and gemm are NULL)";
+        if (k.layout == MEMRA_LAYOUT_GGML) {
+            if (!k.dequantize_row) return kernel + " lacks dequantize_row";
+            if (k.row_group != 1 || k.repack) return kernel + " in ggml's layout has a row group or a repack";
+        } else {
+            if (!k.repack) return kernel + " in layout " + std::to_string(k.layout) + " lacks repack";
+            if (k.row_group < 1 || k.row_group > 64) return kernel + " has a bad row group";
+        }
     }
     return {};
 }
@@ -136,8 +142,8 @@ void load_one(PluginRecord &rec, uint64_t usable_features, UniqueFd module) {
             rec.status = std::string("module has no ") + MEMRA_BACKEND_ENTRY_SYMBOL;
             return;
         }
-        auto &entry = lib->get<const memra_backend_v1 *()>(MEMRA_BACKEND_ENTRY_SYMBOL);
-        const memra_backend_v1 *table = entry();
+        auto &entry = lib->get<const memra_backend_v2 *()>(MEMRA_BACKEND_ENTRY_SYMBOL);
+        const memra_backend_v2 *table = entry();
         const std::string why = verify_table(table, m);
         if (!why.empty()) {
             rec.status = "rejected: " + why;

@@ -21,7 +21,7 @@ struct PluginRecord {
     PluginManifest manifest;
     bool loaded = false;      // opened and its table verified
     std::string status;       // "ok", or why it was not loaded ("untrusted: ..." when refused)
-    const memra_backend_v1 *table = nullptr;
+    const memra_backend_v2 *table = nullptr;
     std::shared_ptr<boost::dll::shared_library> library;  // keeps the module mapped
 };
 

@@ -4,7 +4,7 @@
 //
 //   # comment
 //   name avx2
-//   interface 1
+//   interface 2
 //   priority 20
 //   requires avx2 fma f16c
 //   module memra-backend-avx2.so

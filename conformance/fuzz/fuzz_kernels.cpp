@@ -28,22 +28,22 @@ namespace {
 
 using QuantizeFn = void (*)(const float *, int32_t, void *);
 
-const memra_kernel_v1 *find_kernel(const memra_backend_v1 *b, int32_t qtype) {
+const memra_kernel_v2 *find_kernel(const memra_backend_v2 *b, int32_t qtype) {
     for (int32_t i = 0; i < b->kernel_count; ++i)
         if (b->kernels[i].qtype == qtype) return &b->kernels[i];
     return nullptr;
 }
 
 // The SIMD plugin tables this CPU runs, loaded the way the core loads them (manifest first).
-const std::vector<const memra_backend_v1 *> &plugin_tables() {
-    static const std::vector<const memra_backend_v1 *> tables = [] {
+const std::vector<const memra_backend_v2 *> &plugin_tables() {
+    static const std::vector<const memra_backend_v2 *> tables = [] {
         static const std::vector<PluginRecord> records =
             load_plugins({MEMRA_FUZZ_BACKEND_DIR}, detect_cpu_features().usable);
-        std::vector<const memra_backend_v1 *> t;
+        std::vector<const memra_backend_v2 *> t;
         for (const PluginRecord &r : records)
             if (r.loaded && std::string(r.table->name) != "scalar") t.push_back(r.table);
         std::fprintf(stderr, "memra-fuzz-kernels: scalar vs %zu plugin table(s):", t.size());
-        for (const memra_backend_v1 *b : t) std::fprintf(stderr, " %s", b->name);
+        for (const memra_backend_v2 *b : t) std::fprintf(stderr, " %s", b->name);
         std::fprintf(stderr, "\n");
         return t;
     }();
@@ -90,7 +90,7 @@ Problem make_problem(FuzzedDataProvider &fdp) {
 
 // Every activation format's quantizer of `b` on the activations (as far as whole blocks reach),
 // compared with the canonical scalar one.
-void check_quantizers(const memra_backend_v1 *b, const std::vector<float> &x) {
+void check_quantizers(const memra_backend_v2 *b, const std::vector<float> &x) {
     for (int32_t f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f) {
         const int32_t block = memra_act_block_elems(f);
         const int32_t n = int32_t(x.size()) / block * block;
@@ -106,7 +106,7 @@ struct Results {
     std::vector<float> gemv, gemm, rows;  // gemv: m * rows (one gemv per activation)
 };
 
-Results run(const memra_kernel_v1 &k, const Problem &p) {
+Results run(const memra_kernel_v2 &k, const Problem &p) {
     Results r;
     r.gemv.resize(size_t(p.m) * size_t(p.rows));
     for (int32_t j = 0; j < p.m; ++j) {
@@ -150,14 +150,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     using namespace memra::fuzz;
     FuzzedDataProvider fdp(data, size);
     const Problem p = make_problem(fdp);
-    const memra_kernel_v1 *scalar = find_kernel(memra_scalar_backend(), p.q->id);
+    const memra_kernel_v2 *scalar = find_kernel(memra_scalar_backend(), p.q->id);
     check(scalar != nullptr, "the scalar backend serves every qtype");
     const Results want = run(*scalar, p);
     check_same(want.gemm, want.gemv, p, "scalar", "gemm (against scalar gemv)");
     check_quantizers(memra_scalar_backend(), p.x);  // every canonical quantizer, for UB alone
-    for (const memra_backend_v1 *b : plugin_tables()) {
+    for (const memra_backend_v2 *b : plugin_tables()) {
         check_quantizers(b, p.x);
-        const memra_kernel_v1 *k = find_kernel(b, p.q->id);
+        const memra_kernel_v2 *k = find_kernel(b, p.q->id);
         if (!k) continue;  // served by a lower plugin
         const Results got = run(*k, p);
         check_same(got.gemv, want.gemv, p, b->name, "gemv");

@@ -11,7 +11,7 @@ const char *const kReferenceName = "scalar";
 
 }  // namespace
 
-const memra_kernel_v1 *find_kernel(const memra_backend_v1 &table, int32_t qtype) {
+const memra_kernel_v2 *find_kernel(const memra_backend_v2 &table, int32_t qtype) {
     for (int32_t i = 0; i < table.kernel_count; ++i)
         if (table.kernels[i].qtype == qtype) return &table.kernels[i];
     return nullptr;

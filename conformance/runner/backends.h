@@ -38,7 +38,7 @@ struct Backend {
     // Not runnable for another reason than a CPU feature this machine lacks (a bad manifest, a
     // module that does not load or is refused): a failure, never a skip.
     bool broken = false;
-    const memra_backend_v1 *table = nullptr;
+    const memra_backend_v2 *table = nullptr;
     // The core's selection with this backend forced (Settings{backend = plugin_name}), for full
     // token and rows calls through memra::moe_token / memra::expert_rows. Null with
     // registry_problem set when the core refuses a plugin its loader accepted (a failure).
@@ -78,6 +78,6 @@ private:
 };
 
 // The kernel of `qtype` in a table, or nullptr.
-const memra_kernel_v1 *find_kernel(const memra_backend_v1 &table, int32_t qtype);
+const memra_kernel_v2 *find_kernel(const memra_backend_v2 &table, int32_t qtype);
 
 }  // namespace memra::conformance

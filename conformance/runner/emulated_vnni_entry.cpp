@@ -5,8 +5,8 @@
 // flags: it only returns the address of the constant table.
 #include "memra/backend.h"
 
-extern "C" const memra_backend_v1 *memra_simd_avxvnni_emulated_backend(void);
+extern "C" const memra_backend_v2 *memra_simd_avxvnni_emulated_backend(void);
 
-extern "C" __attribute__((visibility("default"))) const memra_backend_v1 *memra_backend_entry_v1(void) {
+extern "C" __attribute__((visibility("default"))) const memra_backend_v2 *memra_backend_entry_v2(void) {
     return memra_simd_avxvnni_emulated_backend();
 }

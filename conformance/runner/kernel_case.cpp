@@ -53,11 +53,11 @@ std::string first_difference(const float *got, const float *want, size_t count) 
     return "";
 }
 
-KernelCase::KernelCase(const memra_backend_v1 &scalar, int32_t qtype, const KernelShape &shape,
+KernelCase::KernelCase(const memra_backend_v2 &scalar, int32_t qtype, const KernelShape &shape,
                        uint64_t seed)
     : qtype_(qtype), shape_(shape) {
     const memra_qtype_info &info = testkit::qtype_info(qtype);
-    const memra_kernel_v1 *sk = find_kernel(scalar, qtype);
+    const memra_kernel_v2 *sk = find_kernel(scalar, qtype);
     act_format_ = info.act_format;
     std::mt19937_64 rng(seed);
     row_bytes_ = testkit::row_bytes(qtype, shape.in);
@@ -78,8 +78,8 @@ KernelCase::KernelCase(const memra_backend_v1 &scalar, int32_t qtype, const Kern
     sk->dequantize_row(weights_.data() + size_t(shape.out - 1) * row_bytes_, shape.in, deq_last_.data());
 }
 
-std::string KernelCase::compare(const memra_backend_v1 &subject) const {
-    const memra_kernel_v1 *k = find_kernel(subject, qtype_);
+std::string KernelCase::compare(const memra_backend_v2 &subject) const {
+    const memra_kernel_v2 *k = find_kernel(subject, qtype_);
     if (!k) return "";  // the core serves this format from a lower plugin: nothing of its own
     if (k->act_format != act_format_)
         return std::string("kernel consumes ") + memra_act_format_name(k->act_format) +
@@ -90,7 +90,7 @@ std::string KernelCase::compare(const memra_backend_v1 &subject) const {
     return "";
 }
 
-std::string KernelCase::compare_quantizer(const memra_backend_v1 &subject) const {
+std::string KernelCase::compare_quantizer(const memra_backend_v2 &subject) const {
     const auto quantize = subject.quantize[act_format_];
     if (!quantize) return "";  // the core then uses another plugin's (canonical) quantizer
     std::vector<uint8_t> q(act_bytes_);
@@ -105,7 +105,7 @@ std::string KernelCase::compare_quantizer(const memra_backend_v1 &subject) const
     return "";
 }
 
-std::string KernelCase::compare_gemv(const memra_kernel_v1 &k) const {
+std::string KernelCase::compare_gemv(const memra_kernel_v2 &k) const {
     const size_t out = size_t(shape_.out);
     std::vector<float> y(out);
     for (int32_t j = 0; j < shape_.acts; ++j) {
@@ -126,7 +126,7 @@ std::string KernelCase::compare_gemv(const memra_kernel_v1 &k) const {
     return "";
 }
 
-std::string KernelCase::compare_gemm(const memra_kernel_v1 &k) const {
+std::string KernelCase::compare_gemm(const memra_kernel_v2 &k) const {
     const size_t out = size_t(shape_.out), ldy = out + kLdyPad;
     for (int32_t m : {1, 2, 5, 64}) {
         if (m > shape_.acts) break;
@@ -146,7 +146,7 @@ std::string KernelCase::compare_gemm(const memra_kernel_v1 &k) const {
     return "";
 }
 
-std::string KernelCase::compare_dequantize(const memra_kernel_v1 &k) const {
+std::string KernelCase::compare_dequantize(const memra_kernel_v2 &k) const {
     std::vector<float> d(size_t(shape_.in));
     k.dequantize_row(weights_.data(), shape_.in, d.data());
     std::string diff = first_difference(d.data(), deq_first_.data(), d.size());

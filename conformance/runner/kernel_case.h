@@ -23,20 +23,20 @@ struct KernelShape {
 class KernelCase {
 public:
     // Builds random weights and activations from `seed` and the scalar answers.
-    KernelCase(const memra_backend_v1 &scalar, int32_t qtype, const KernelShape &shape, uint64_t seed);
+    KernelCase(const memra_backend_v2 &scalar, int32_t qtype, const KernelShape &shape, uint64_t seed);
 
     // "" when `subject` agrees bit for bit; else the first disagreement, said in one line. What
     // is compared: the subject's own activation quantizer (when it has one) byte for byte; gemv
     // on the whole matrix and on rows 1.. from a misaligned copy; gemm for every m with padded
     // strides, and that it writes nothing outside its rows; dequantize_row of the first and
     // last rows.
-    std::string compare(const memra_backend_v1 &subject) const;
+    std::string compare(const memra_backend_v2 &subject) const;
 
 private:
-    std::string compare_quantizer(const memra_backend_v1 &subject) const;
-    std::string compare_gemv(const memra_kernel_v1 &k) const;
-    std::string compare_gemm(const memra_kernel_v1 &k) const;
-    std::string compare_dequantize(const memra_kernel_v1 &k) const;
+    std::string compare_quantizer(const memra_backend_v2 &subject) const;
+    std::string compare_gemv(const memra_kernel_v2 &k) const;
+    std::string compare_gemm(const memra_kernel_v2 &k) const;
+    std::string compare_dequantize(const memra_kernel_v2 &k) const;
 
     int32_t qtype_ = 0, act_format_ = 0;
     KernelShape shape_;

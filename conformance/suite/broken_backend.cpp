@@ -11,8 +11,8 @@
 
 namespace {
 
-const memra_kernel_v1 &scalar_q8_0() {
-    const memra_backend_v1 *s = memra_scalar_backend();
+const memra_kernel_v2 &scalar_q8_0() {
+    const memra_backend_v2 *s = memra_scalar_backend();
     for (int32_t i = 0; i < s->kernel_count; ++i)
         if (s->kernels[i].qtype == 8) return s->kernels[i];
     return s->kernels[0];  // unreachable: the scalar backend serves every format
@@ -23,11 +23,11 @@ void gemv_last_row_off(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t
     y[rows - 1] = std::nextafter(y[rows - 1], INFINITY);
 }
 
-memra_backend_v1 make_table() {
-    static std::vector<memra_kernel_v1> kernels;
-    memra_backend_v1 t = *memra_scalar_backend();
+memra_backend_v2 make_table() {
+    static std::vector<memra_kernel_v2> kernels;
+    memra_backend_v2 t = *memra_scalar_backend();
     kernels.assign(t.kernels, t.kernels + t.kernel_count);
-    for (memra_kernel_v1 &k : kernels)
+    for (memra_kernel_v2 &k : kernels)
         if (k.qtype == 8) k.gemv = gemv_last_row_off;
     t.name = "avx2";
     t.description = "tests only: the scalar kernels with Q8_0 gemv one ulp off";
@@ -37,7 +37,7 @@ memra_backend_v1 make_table() {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) const memra_backend_v1 *memra_backend_entry_v1(void) {
-    static const memra_backend_v1 table = make_table();
+extern "C" __attribute__((visibility("default"))) const memra_backend_v2 *memra_backend_entry_v2(void) {
+    static const memra_backend_v2 table = make_table();
     return &table;
 }

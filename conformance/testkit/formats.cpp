@@ -33,15 +33,15 @@ size_t row_bytes(int32_t qtype, int32_t in_features) {
     return size_t(in_features / info.block_elems) * size_t(info.block_bytes);
 }
 
-const memra_kernel_v1 &scalar_kernel(int32_t qtype) {
-    const memra_backend_v1 *backend = memra_scalar_backend();
+const memra_kernel_v2 &scalar_kernel(int32_t qtype) {
+    const memra_backend_v2 *backend = memra_scalar_backend();
     for (int32_t k = 0; k < backend->kernel_count; ++k)
         if (backend->kernels[k].qtype == qtype) return backend->kernels[k];
     throw std::invalid_argument("the scalar backend has no kernel for " + qtype_name(qtype));
 }
 
 std::vector<float> dequantize(int32_t qtype, const uint8_t *w, int32_t rows, int32_t n) {
-    const memra_kernel_v1 &kernel = scalar_kernel(qtype);
+    const memra_kernel_v2 &kernel = scalar_kernel(qtype);
     const size_t stride = row_bytes(qtype, n);
     std::vector<float> out(size_t(rows) * size_t(n));
     for (int32_t r = 0; r < rows; ++r)

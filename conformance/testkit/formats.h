@@ -25,7 +25,7 @@ const memra_qtype_info &qtype_info(int32_t qtype);
 size_t row_bytes(int32_t qtype, int32_t in_features);
 
 // The scalar backend's kernel for qtype; throws when it has none.
-const memra_kernel_v1 &scalar_kernel(int32_t qtype);
+const memra_kernel_v2 &scalar_kernel(int32_t qtype);
 
 // rows x n values, row-major, decoded exactly as ggml's dequantizer does.
 std::vector<float> dequantize(int32_t qtype, const uint8_t *w, int32_t rows, int32_t n);

@@ -59,7 +59,7 @@ TEST(Symbols, PluginsExportOnlyTheirEntryPoint) {
     for (const InstalledBackend &b : plugins) {
         const std::string file = std::string(MEMRA_TEST_BACKEND_DIR) + "/" + b.module;
         const std::set<std::string> names = exported_symbols(file);
-        EXPECT_EQ(names, std::set<std::string>{"memra_backend_entry_v1"}) << file;
+        EXPECT_EQ(names, std::set<std::string>{"memra_backend_entry_v2"}) << file;
     }
 }
 

@@ -2,8 +2,8 @@
 // of the constant table built by memra_simd_avx512 (the kernels, compiled with -mavx512vnni ...).
 #include "memra/backend.h"
 
-extern "C" const memra_backend_v1 *memra_simd_avx512_backend(void);
+extern "C" const memra_backend_v2 *memra_simd_avx512_backend(void);
 
-extern "C" __attribute__((visibility("default"))) const memra_backend_v1 *memra_backend_entry_v1(void) {
+extern "C" __attribute__((visibility("default"))) const memra_backend_v2 *memra_backend_entry_v2(void) {
     return memra_simd_avx512_backend();
 }

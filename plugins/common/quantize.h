@@ -1,6 +1,6 @@
 // The canonical activation quantizers, one per memra_act_format. Every plugin's kernels consume
 // these exact bytes and every plugin's own quantizer must reproduce them bit for bit, so these
-// functions are the definition (memra_backend_v1::quantize signature: x[0..n) -> out).
+// functions are the definition (memra_backend_v2::quantize signature: x[0..n) -> out).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The scalar backend's memra_backend_v1 table: constant-initialised POD (constexpr), so loading
+// The scalar backend's memra_backend_v2 table: constant-initialised POD (constexpr), so loading
 // the plugin runs no code of ours.
 #include "common/quantize.h"
 #include "memra/backend.h"
@@ -11,20 +11,20 @@ namespace memra::scalar {
 namespace {
 
 template <DotFn Dot>
-constexpr memra_kernel_v1 kernel(int32_t qtype, int32_t act_format, DequantizeFn dequantize) {
-    return memra_kernel_v1{qtype, act_format, gemv<Dot>, gemm<Dot>, dequantize};
+constexpr memra_kernel_v2 kernel(int32_t qtype, int32_t act_format, DequantizeFn dequantize) {
+    return memra_kernel_v2{qtype, act_format, MEMRA_LAYOUT_GGML, 1, gemv<Dot>, gemm<Dot>, dequantize, nullptr};
 }
 
 // One row per MEMRA_FORMAT_LIST row, in its order.
 #define MEMRA_SCALAR_KERNEL_(name, NAME, id, elems, bytes, act) kernel<dot_##name>(id, act, blocks::dequantize_row_##name),
-constexpr memra_kernel_v1 kKernels[] = {MEMRA_FORMAT_LIST(MEMRA_SCALAR_KERNEL_)};
+constexpr memra_kernel_v2 kKernels[] = {MEMRA_FORMAT_LIST(MEMRA_SCALAR_KERNEL_)};
 #undef MEMRA_SCALAR_KERNEL_
 static_assert(sizeof(kKernels) / sizeof(kKernels[0]) == MEMRA_QTYPE_COUNT,
               "the scalar backend serves every weight format");
 
-constexpr memra_backend_v1 kBackend = {
+constexpr memra_backend_v2 kBackend = {
     MEMRA_BACKEND_INTERFACE_VERSION,
-    sizeof(memra_backend_v1),
+    sizeof(memra_backend_v2),
     "scalar",
     "portable reference kernels (baseline x86-64, no SIMD extensions), every weight format",
     MEMRA_CPU_BIT(MEMRA_CPU_SSE2),
@@ -38,4 +38,4 @@ static_assert(MEMRA_ACT_F32 == 0 && MEMRA_ACT_BF16 == 1 && MEMRA_ACT_Q8_0 == 2 &
 }  // namespace
 }  // namespace memra::scalar
 
-extern "C" const memra_backend_v1 *memra_scalar_backend(void) { return &memra::scalar::kBackend; }
+extern "C" const memra_backend_v2 *memra_scalar_backend(void) { return &memra::scalar::kBackend; }

@@ -2,6 +2,6 @@
 #include "memra/backend.h"
 #include "scalar/scalar_backend.h"
 
-extern "C" __attribute__((visibility("default"))) const memra_backend_v1 *memra_backend_entry_v1(void) {
+extern "C" __attribute__((visibility("default"))) const memra_backend_v2 *memra_backend_entry_v2(void) {
     return memra_scalar_backend();
 }

@@ -1,4 +1,4 @@
-// memra_kernel_v1::gemv / gemm for the scalar backend, built from one dot product per format.
+// memra_kernel_v2::gemv / gemm for the scalar backend, built from one dot product per format.
 // The scalar gemm simply loops over the activations: each result is then the gemv result by
 // construction (bit for bit, as backend.h requires).
 #pragma once

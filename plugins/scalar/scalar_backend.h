@@ -5,4 +5,4 @@
 
 #include "memra/backend.h"
 
-extern "C" const memra_backend_v1 *memra_scalar_backend(void);
+extern "C" const memra_backend_v2 *memra_scalar_backend(void);

@@ -63,7 +63,7 @@ inline __m256i nibbles_lo_hi(const uint8_t *p) {
 
 inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); }
 
-constexpr int kMaxM = 64;  // memra_kernel_v1::gemm's largest m
+constexpr int kMaxM = 64;  // memra_kernel_v2::gemm's largest m
 
 // The rows path's software prefetch distance along each weight row (one stream per row of a
 // tile: 4 rows, or 8 on the AVX-512 pair path). Measured with 4-row tiles on a whole 8-expert

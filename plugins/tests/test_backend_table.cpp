@@ -14,10 +14,10 @@
 namespace memra::plugin_tests {
 namespace {
 
-void expect_scalar_table(const memra_backend_v1 *b) {
+void expect_scalar_table(const memra_backend_v2 *b) {
     ASSERT_NE(b, nullptr);
     EXPECT_EQ(b->interface_version, MEMRA_BACKEND_INTERFACE_VERSION);
-    EXPECT_EQ(b->struct_size, sizeof(memra_backend_v1));
+    EXPECT_EQ(b->struct_size, sizeof(memra_backend_v2));
     EXPECT_STREQ(b->name, "scalar");
     ASSERT_NE(b->description, nullptr);
     EXPECT_GT(std::string(b->description).size(), 0u);
@@ -25,7 +25,7 @@ void expect_scalar_table(const memra_backend_v1 *b) {
     for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f) EXPECT_NE(b->quantize[f], nullptr) << "format " << f;
     ASSERT_EQ(b->kernel_count, MEMRA_QTYPE_COUNT);
     for (int i = 0; i < MEMRA_QTYPE_COUNT; ++i) {
-        const memra_kernel_v1 &k = b->kernels[i];
+        const memra_kernel_v2 &k = b->kernels[i];
         EXPECT_EQ(k.qtype, memra_qtype_table[i].id);
         EXPECT_EQ(k.act_format, memra_qtype_table[i].act_format) << memra_qtype_table[i].name;
         EXPECT_NE(k.gemv, nullptr);
@@ -41,14 +41,14 @@ TEST(ScalarModule, LoadsAndServesTheSameKernels) {
     ASSERT_NE(h, nullptr) << dlerror();
     auto entry = reinterpret_cast<memra_backend_entry_fn>(dlsym(h, MEMRA_BACKEND_ENTRY_SYMBOL));
     ASSERT_NE(entry, nullptr) << dlerror();
-    const memra_backend_v1 *b = entry();
+    const memra_backend_v2 *b = entry();
     expect_scalar_table(b);
     // One ggml trial per format through the module's own copy of the kernels.
     for (const char *name : kQuantizedNames) {
         const memra_qtype_info &info = qtype_by_name(name);
         const auto trials = testkit::load_dot_trials(name);
         const auto &t = trials.front();
-        const memra_kernel_v1 *k = nullptr;
+        const memra_kernel_v2 *k = nullptr;
         for (int i = 0; i < b->kernel_count; ++i)
             if (b->kernels[i].qtype == info.id) k = &b->kernels[i];
         ASSERT_NE(k, nullptr) << name;
@@ -68,7 +68,7 @@ TEST(ScalarModule, ManifestMatchesTable) {
     ss << in.rdbuf();
     const std::string m = ss.str();
     EXPECT_NE(m.find("\nname scalar\n"), std::string::npos) << m;
-    EXPECT_NE(m.find("\ninterface 1\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("\ninterface 2\n"), std::string::npos) << m;
     EXPECT_NE(m.find("\npriority 0\n"), std::string::npos) << m;
     EXPECT_NE(m.find("\nrequires sse2\n"), std::string::npos) << m;
     EXPECT_NE(m.find("\nmodule memra-backend-scalar.so\n"), std::string::npos) << m;

@@ -17,7 +17,7 @@ class Decoder : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(Decoder, MatchesGgmlDequantizerBitForBit) {
     const memra_qtype_info &info = qtype_by_name(GetParam());
-    const memra_kernel_v1 &kernel = scalar_kernel(info.id);
+    const memra_kernel_v2 &kernel = scalar_kernel(info.id);
     const auto examples = testkit::load_examples(GetParam());
     ASSERT_GE(examples.size(), 2u);
     for (const auto &ex : examples) {

@@ -20,7 +20,7 @@
 namespace memra::plugin_tests {
 namespace {
 
-float gemv1(const memra_kernel_v1 &k, const std::vector<uint8_t> &w, int32_t n, const void *xq) {
+float gemv1(const memra_kernel_v2 &k, const std::vector<uint8_t> &w, int32_t n, const void *xq) {
     float y = -12345.0f;
     k.gemv(w.data(), w.size(), 1, n, xq, &y);
     return y;
@@ -30,7 +30,7 @@ class QuantizedDot : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(QuantizedDot, MatchesGgmlAvx2BitForBit) {
     const memra_qtype_info &info = qtype_by_name(GetParam());
-    const memra_kernel_v1 &k = scalar_kernel(info.id);
+    const memra_kernel_v2 &k = scalar_kernel(info.id);
     for (const auto &t : testkit::load_dot_trials(GetParam())) {
         const int32_t n = int32_t(t.act_f32.size());
         ASSERT_EQ(t.w.size(), size_t(n / info.block_elems) * size_t(info.block_bytes));
@@ -44,7 +44,7 @@ TEST_P(QuantizedDot, MatchesGgmlAvx2BitForBit) {
 
 TEST_P(QuantizedDot, CloseToF64Reference) {
     const memra_qtype_info &info = qtype_by_name(GetParam());
-    const memra_kernel_v1 &k = scalar_kernel(info.id);
+    const memra_kernel_v2 &k = scalar_kernel(info.id);
     for (const auto &t : testkit::load_dot_trials(GetParam())) {
         const int32_t n = int32_t(t.act_f32.size());
         // Scale of the float rounding: sum |w_i a_i| of the decoded operands.

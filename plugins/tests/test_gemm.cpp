@@ -17,7 +17,7 @@ class Gemm : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(Gemm, EqualsGemvBitForBit) {
     const memra_qtype_info &info = qtype_by_name(GetParam());
-    const memra_kernel_v1 &k = scalar_kernel(info.id);
+    const memra_kernel_v2 &k = scalar_kernel(info.id);
     std::mt19937_64 rng(uint64_t(info.id) * 1000 + 17);
     const int32_t rows = 7, n = 512;
     const size_t row_bytes = size_t(n / info.block_elems) * size_t(info.block_bytes);

@@ -67,7 +67,7 @@ TEST(ScalarModule, HasNoStaticConstructors) {
     int status = 0;
     const std::string syms = run_command("nm '" + kModule + "' 2>&1", &status);
     ASSERT_EQ(status, 0) << syms;
-    ASSERT_NE(syms.find("memra_backend_entry_v1"), std::string::npos);
+    ASSERT_NE(syms.find("memra_backend_entry_v2"), std::string::npos);
     // GCC names the dynamic initialiser of a translation unit _GLOBAL__sub_I_<file>.
     EXPECT_EQ(syms.find("_GLOBAL__sub_I"), std::string::npos) << "a translation unit has a static constructor";
 }

@@ -33,7 +33,7 @@
 #include "synthetic_weights.h"
 #include "test_util.h"
 
-extern "C" const memra_backend_v1 *memra_simd_avxvnni_emulated_backend(void);
+extern "C" const memra_backend_v2 *memra_simd_avxvnni_emulated_backend(void);
 
 namespace memra::plugin_tests {
 namespace {
@@ -88,9 +88,9 @@ std::vector<std::string> manifest_requires(const std::string &name) {
 // The table of build `name`, or nullptr with *why set; *cpu_lacks says whether the reason is
 // only that this CPU lacks a feature the build requires (a skip). Anything else (no manifest,
 // a module that does not load, no entry point) is a broken plugin, and its tests fail.
-const memra_backend_v1 *build_table(const std::string &name, std::string *why, bool *cpu_lacks) {
+const memra_backend_v2 *build_table(const std::string &name, std::string *why, bool *cpu_lacks) {
     *cpu_lacks = false;
-    static std::map<std::string, const memra_backend_v1 *> loaded;
+    static std::map<std::string, const memra_backend_v2 *> loaded;
     if (name == "avxvnni_emulated") {
         const std::string missing = missing_features({"avx", "avx2", "fma", "f16c"});
         if (!missing.empty()) {
@@ -122,13 +122,13 @@ const memra_backend_v1 *build_table(const std::string &name, std::string *why, b
     void *sym = dlsym(h, MEMRA_BACKEND_ENTRY_SYMBOL);
     memra_backend_entry_fn entry;
     std::memcpy(&entry, &sym, sizeof entry);
-    const memra_backend_v1 *t = entry ? entry() : nullptr;
+    const memra_backend_v2 *t = entry ? entry() : nullptr;
     if (!t) *why = "no entry point / table in " + path;
     loaded[name] = t;
     return t;
 }
 
-const memra_kernel_v1 *find_kernel(const memra_backend_v1 *t, int32_t qtype) {
+const memra_kernel_v2 *find_kernel(const memra_backend_v2 *t, int32_t qtype) {
     for (int32_t i = 0; i < t->kernel_count; ++i)
         if (t->kernels[i].qtype == qtype) return &t->kernels[i];
     return nullptr;
@@ -167,7 +167,7 @@ const Case &reference(int32_t qtype, int32_t in, int32_t out, int32_t acts) {
     c.act_bytes = memra_act_row_bytes(info.act_format, in);
     c.stride = c.act_bytes + 40;
     c.xq.assign(c.stride * size_t(acts), 0xCD);
-    const memra_kernel_v1 &sk = testkit::scalar_kernel(qtype);
+    const memra_kernel_v2 &sk = testkit::scalar_kernel(qtype);
     c.ref.resize(size_t(out) * size_t(acts));
     for (int32_t j = 0; j < acts; ++j) {
         std::vector<float> x = testkit::random_input(in, rng);
@@ -202,13 +202,13 @@ TEST_P(SimdVsScalar, BitExact) {
     const memra_qtype_info &info = qtype_by_name(std::get<1>(GetParam()));
     std::string why;
     bool cpu_lacks = false;
-    const memra_backend_v1 *t = build_table(build, &why, &cpu_lacks);
+    const memra_backend_v2 *t = build_table(build, &why, &cpu_lacks);
     if (!t && cpu_lacks) GTEST_SKIP() << why;
     ASSERT_NE(t, nullptr) << "broken plugin: " << why;
     ASSERT_EQ(std::string(t->name), build);
     // Every SIMD build serves every format (plugins/simd/backend_table.cpp): a missing kernel is
     // a defect, not a skip.
-    const memra_kernel_v1 *k = find_kernel(t, info.id);
+    const memra_kernel_v2 *k = find_kernel(t, info.id);
     ASSERT_NE(k, nullptr) << build << " has no kernel for " << info.name;
     ASSERT_EQ(k->act_format, info.act_format);
 
@@ -299,7 +299,7 @@ class SimdQuantizers : public ::testing::TestWithParam<const char *> {};
 TEST_P(SimdQuantizers, WriteTheCanonicalBytes) {
     std::string why;
     bool cpu_lacks = false;
-    const memra_backend_v1 *t = build_table(GetParam(), &why, &cpu_lacks);
+    const memra_backend_v2 *t = build_table(GetParam(), &why, &cpu_lacks);
     if (!t && cpu_lacks) GTEST_SKIP() << why;
     ASSERT_NE(t, nullptr) << "broken plugin: " << why;
     using Quantize = void (*)(const float *, int32_t, void *);
@@ -342,9 +342,9 @@ TEST_P(SimdModule, EntryPointHasNoVexAndNoStaticConstructors) {
     const std::string path = kBackendDir + "/memra-backend-" + GetParam() + ".so";
     int status = 0;
     const std::string dis = run_command(
-        "objdump -d --no-show-raw-insn --disassemble=memra_backend_entry_v1 '" + path + "' 2>&1", &status);
+        "objdump -d --no-show-raw-insn --disassemble=memra_backend_entry_v2 '" + path + "' 2>&1", &status);
     ASSERT_EQ(status, 0) << dis;
-    ASSERT_NE(dis.find("<memra_backend_entry_v1>:"), std::string::npos) << dis;
+    ASSERT_NE(dis.find("<memra_backend_entry_v2>:"), std::string::npos) << dis;
     const IsaScan s = scan_disassembly(dis);
     EXPECT_GT(s.instructions, 0) << dis;
     std::string shown;
@@ -372,13 +372,13 @@ TEST_P(SimdModule, TableFeaturesEqualManifest) {
     }
     std::string why;
     bool cpu_lacks = false;
-    const memra_backend_v1 *t = build_table(name, &why, &cpu_lacks);
+    const memra_backend_v2 *t = build_table(name, &why, &cpu_lacks);
     if (!t && cpu_lacks) GTEST_SKIP() << why;
     ASSERT_NE(t, nullptr) << "broken plugin: " << why;
     EXPECT_EQ(t->required_features, want) << name;
     EXPECT_EQ(std::string(t->name), name);
     EXPECT_EQ(t->interface_version, MEMRA_BACKEND_INTERFACE_VERSION);
-    EXPECT_EQ(t->struct_size, sizeof(memra_backend_v1));
+    EXPECT_EQ(t->struct_size, sizeof(memra_backend_v2));
     for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f) EXPECT_NE(t->quantize[f], nullptr) << "quantize[" << f << "]";
 }
 

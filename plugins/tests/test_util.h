@@ -31,8 +31,8 @@ inline const memra_qtype_info &qtype_by_name(const std::string &name) {
     throw std::invalid_argument("unknown qtype " + name);
 }
 
-inline const memra_kernel_v1 &scalar_kernel(int32_t qtype) {
-    const memra_backend_v1 *b = memra_scalar_backend();
+inline const memra_kernel_v2 &scalar_kernel(int32_t qtype) {
+    const memra_backend_v2 *b = memra_scalar_backend();
     for (int32_t i = 0; i < b->kernel_count; ++i)
         if (b->kernels[i].qtype == qtype) return b->kernels[i];
     throw std::invalid_argument("no scalar kernel for qtype " + std::to_string(qtype));

@@ -45,10 +45,8 @@ bool open_library(const std::string &requested, Library &lib, std::string &error
     return true;
 }
 
-std::string backend_for(const memra::BackendRegistry &r, int32_t qtype) {
-    const memra::KernelChoice c = r.kernel_for(qtype);
-    return c.backend ? c.backend->name : "none";
-}
+// The plugin serving both paths, or "token avx512, rows amx" where they differ.
+std::string backend_for(const memra::BackendRegistry &r, int32_t qtype) { return r.served_by(qtype); }
 
 // What the environment changed compared with no MEMRA_CPU_EXPERT_* variable at all.
 std::string environment_effect(const memra::BackendRegistry &with_env, const memra::BackendRegistry &without) {
@@ -84,7 +82,7 @@ void print_text(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, 
         for (const memra_qtype_info &q : memra_qtype_table) {
             const std::string who = backend_for(r, q.id);
             std::printf("%-10s %s%s\n", q.name, who.c_str(),
-                        who != r.primary()->name ? "  (fallback: the chosen plugin has no kernel for it)" : "");
+                        who != r.primary()->name ? "  (fallback: the chosen plugin does not serve it, or not on both paths)" : "");
         }
     }
     if (!effect.empty()) std::printf("\nnote       %s\n", effect.c_str());

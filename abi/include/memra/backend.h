@@ -1,4 +1,4 @@
-/* The internal interface between the core library and its backend plugins, version 1.
+/* The internal interface between the core library and its backend plugins, version 2.
  *
  * A plugin is a shared module exporting one C function, MEMRA_BACKEND_ENTRY_SYMBOL, that returns
  * a pointer to a static, constant table. The table is plain C (no C++ types, no Boost) so that it
@@ -9,7 +9,14 @@
  * beside each plugin (memra-backend-NAME.manifest: name, interface, priority, required features)
  * whether to dlopen it at all; the table's own required_features must match the manifest.
  * Plugins keep all ISA-specific code in functions reached through the table, never in code that
- * runs at load time (no dynamic initialisers in kernel translation units). */
+ * runs at load time (no dynamic initialisers in kernel translation units).
+ *
+ * Version 2 (version 1 had one kernel per qtype that had to serve both paths, in ggml's layout):
+ * a plugin may serve the token path (gemv), the rows path (gemm) or both for a qtype, and may
+ * consume the weights in a layout of its own, made by its repack function. The core picks per
+ * qtype AND per path the highest-priority plugin serving that path, so a plugin that speeds up
+ * only the rows path of a few formats (AMX tiles) leaves everything else to the plugins below it.
+ * A plugin built for another interface is skipped, with the reason in the load log. */
 #ifndef MEMRA_BACKEND_H
 #define MEMRA_BACKEND_H
 
@@ -20,10 +27,10 @@
 extern "C" {
 #endif
 
-#define MEMRA_BACKEND_INTERFACE_VERSION 1u
-#define MEMRA_BACKEND_ENTRY_SYMBOL "memra_backend_entry_v1"
+#define MEMRA_BACKEND_INTERFACE_VERSION 2u
+#define MEMRA_BACKEND_ENTRY_SYMBOL "memra_backend_entry_v2"
 
-/* CPU features a plugin may require, as bit numbers in memra_backend_v1::required_features.
+/* CPU features a plugin may require, as bit numbers in memra_backend_v2::required_features.
  * A feature counts as present only when the CPU reports it (CPUID) and the OS saves the register
  * state it needs (XGETBV: YMM for AVX*, opmask/ZMM for AVX-512*). The manifest names are the
  * Linux /proc/cpuinfo spellings, so a packager can compare them with lscpu. */
@@ -63,29 +70,49 @@ typedef enum memra_act_format {
     MEMRA_ACT_FORMAT_COUNT = 4
 } memra_act_format;
 
+/* Weight layouts. Layout 0 is ggml's: the rows exactly as a GGUF file stores them, which is what
+ * the caller's memory holds and what dequantize_row reads. Any other id is a plugin's own
+ * arrangement of the same bytes (tiles of interleaved rows, say); the plugin that declares it
+ * provides repack and its kernels then read only that layout. Ids are unique per plugin build:
+ * a plugin names its layouts after itself (e.g. 'A','M','X',n), so caches keyed by layout never
+ * confuse two plugins' arrangements. */
+#define MEMRA_LAYOUT_GGML 0u
+
 /* One weight format served by a plugin. `n` is the row length in values (a multiple of the
- * qtype's block size); `w` points at the first of `rows` consecutive rows, each `row_bytes`. */
-typedef struct memra_kernel_v1 {
+ * qtype's block size); `w` points at the first of `rows` consecutive rows, each `row_bytes`
+ * (in the kernel's layout: row r of a repacked matrix starts at r * row_bytes for r a multiple
+ * of row_group, and `rows` is a multiple of row_group or reaches the matrix's last row). */
+typedef struct memra_kernel_v2 {
     int32_t qtype;      /* ggml type id */
     int32_t act_format; /* memra_act_format this kernel's dot products consume */
+    uint32_t layout;    /* MEMRA_LAYOUT_GGML, or the plugin's own (then repack is set) */
+    int32_t row_group;  /* rows arranged together in `layout` (1 for ggml's); tiles start at multiples */
 
-    /* Token path: y[r] = dot(row r, xq) for r < rows. */
+    /* Token path: y[r] = dot(row r, xq) for r < rows. NULL: this plugin leaves the token path
+     * of this qtype to a lower-priority plugin. */
     void (*gemv)(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq,
                  float *y);
 
     /* Rows path: y[j * ldy + r] = dot(row r, xq_j) for r < rows and j < m (1 <= m <= 64), with
-     * xq_j = (const uint8_t *)xq + j * xq_stride. Each result must equal what gemv computes for
-     * that row and activation, bit for bit; a fast kernel decodes each block once for all m. */
+     * xq_j = (const uint8_t *)xq + j * xq_stride. Each result must equal what the token path
+     * computes for that row and activation, bit for bit, whichever plugin serves it; a fast
+     * kernel decodes each block once for all m. NULL: the rows path is left to a lower plugin. */
     void (*gemm)(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq,
                  size_t xq_stride, int32_t m, float *y, size_t ldy);
 
-    /* out[0..n) = the values of one row, decoded exactly as ggml's dequantizer does. */
+    /* out[0..n) = the values of one row in ggml's layout, decoded exactly as ggml's dequantizer
+     * does. Required for layout 0; NULL allowed otherwise. */
     void (*dequantize_row)(const uint8_t *row, int32_t n, float *out);
-} memra_kernel_v1;
 
-typedef struct memra_backend_v1 {
+    /* Layout != 0 only (NULL for ggml's): dst = the `rows` rows at src (ggml's layout, row_bytes
+     * each, rows a multiple of row_group or the whole matrix) in this kernel's layout, the same
+     * rows * row_bytes bytes. Pure: no state, any thread. */
+    void (*repack)(const uint8_t *src, size_t row_bytes, int32_t rows, int32_t n, uint8_t *dst);
+} memra_kernel_v2;
+
+typedef struct memra_backend_v2 {
     uint32_t interface_version; /* MEMRA_BACKEND_INTERFACE_VERSION */
-    uint32_t struct_size;       /* sizeof(memra_backend_v1) as the plugin was compiled */
+    uint32_t struct_size;       /* sizeof(memra_backend_v2) as the plugin was compiled */
     const char *name;           /* "scalar", "avx2", ... (the MEMRA_CPU_EXPERT_BACKEND value) */
     const char *description;    /* one line for logs and memra-cpu-info */
     uint64_t required_features; /* MEMRA_CPU_BIT(...) mask; must equal the manifest's */
@@ -96,10 +123,10 @@ typedef struct memra_backend_v1 {
     void (*quantize[MEMRA_ACT_FORMAT_COUNT])(const float *x, int32_t n, void *out);
 
     int32_t kernel_count;
-    const memra_kernel_v1 *kernels;
-} memra_backend_v1;
+    const memra_kernel_v2 *kernels; /* at most one per qtype */
+} memra_backend_v2;
 
-typedef const memra_backend_v1 *(*memra_backend_entry_fn)(void);
+typedef const memra_backend_v2 *(*memra_backend_entry_fn)(void);
 
 #ifdef __cplusplus
 }

@@ -51,7 +51,7 @@ const Operands &operands(int32_t qtype, int32_t act_format) {
     return *slot;
 }
 
-void gemv(benchmark::State &state, const memra_kernel_v1 *k) {
+void gemv(benchmark::State &state, const memra_kernel_v2 *k) {
     const Operands &op = operands(k->qtype, k->act_format);
     std::vector<float> y(kRows);
     for (auto _ : state) {
@@ -62,7 +62,7 @@ void gemv(benchmark::State &state, const memra_kernel_v1 *k) {
     state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(op.weights.size()));
 }
 
-void gemm(benchmark::State &state, const memra_kernel_v1 *k) {
+void gemm(benchmark::State &state, const memra_kernel_v2 *k) {
     const Operands &op = operands(k->qtype, k->act_format);
     std::vector<float> y(size_t(kRows) * kBatch);
     for (auto _ : state) {
@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
     for (const memra::PluginRecord &p : plugins) {
         if (!p.loaded) continue;
         for (int32_t i = 0; i < p.table->kernel_count; ++i) {
-            const memra_kernel_v1 *k = &p.table->kernels[i];
+            const memra_kernel_v2 *k = &p.table->kernels[i];
             const std::string name = std::string(p.table->name) + "/" + memra::testkit::qtype_name(k->qtype);
             benchmark::RegisterBenchmark(("gemv/" + name).c_str(), gemv, k);
             benchmark::RegisterBenchmark(("gemm32/" + name).c_str(), gemm, k);

@@ -105,8 +105,8 @@ TEST_F(SynthInspect, WeightsDecodeToTheSyntheticDistribution) {
     const gguf::TensorInfo *down = f.model().find_tensor("blk.0.ffn_down_exps.weight");
     ASSERT_NE(down, nullptr);
     const gguf::ExpertSlice s = gguf::expert_slice(*down, 1);
-    const memra_backend_v1 *scalar = memra_scalar_backend();
-    const memra_kernel_v1 *k = nullptr;
+    const memra_backend_v2 *scalar = memra_scalar_backend();
+    const memra_kernel_v2 *k = nullptr;
     for (int i = 0; i < scalar->kernel_count; ++i)
         if (scalar->kernels[i].qtype == MEMRA_QTYPE_Q6_K) k = &scalar->kernels[i];
     ASSERT_NE(k, nullptr);

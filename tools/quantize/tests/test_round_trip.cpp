@@ -14,8 +14,8 @@
 namespace memra::quantize {
 namespace {
 
-const memra_kernel_v1 &decoder(int32_t qtype) {
-    const memra_backend_v1 *b = memra_scalar_backend();
+const memra_kernel_v2 &decoder(int32_t qtype) {
+    const memra_backend_v2 *b = memra_scalar_backend();
     for (int k = 0; k < b->kernel_count; ++k)
         if (b->kernels[k].qtype == qtype) return b->kernels[k];
     throw std::logic_error("the scalar backend has no kernel for " + std::to_string(qtype));

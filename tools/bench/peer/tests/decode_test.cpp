@@ -27,7 +27,7 @@ TEST_P(GgmlDecode, EveryPluginDecodesAsGgml) {
 
     ASSERT_FALSE(runnable_plugins().empty()) << "no plugin runnable, not even the scalar one";
     for (const Plugin &p : runnable_plugins()) {
-        const memra_kernel_v1 *k = kernel_of(p, qtype);
+        const memra_kernel_v2 *k = kernel_of(p, qtype);
         if (!k) {
             ADD_FAILURE() << p.label << " has no kernel for " << testkit::qtype_name(qtype);
             continue;

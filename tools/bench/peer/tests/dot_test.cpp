@@ -96,7 +96,7 @@ void dots_as_ggml(int32_t qtype, int32_t n) {
     }
 
     for (const Plugin &p : runnable_plugins()) {
-        const memra_kernel_v1 *k = kernel_of(p, qtype);
+        const memra_kernel_v2 *k = kernel_of(p, qtype);
         if (!k) {
             ADD_FAILURE() << p.label << " has no kernel for " << info.name;
             continue;

@@ -73,7 +73,7 @@ bool ggml_bf16_order_is_memras() { return ggml_peer() && ggml_peer()->has_featur
 const std::vector<Plugin> &runnable_plugins() { return plugins().runnable; }
 const std::vector<std::string> &skipped_plugins() { return plugins().skipped; }
 
-const memra_kernel_v1 *kernel_of(const Plugin &p, int32_t qtype) {
+const memra_kernel_v2 *kernel_of(const Plugin &p, int32_t qtype) {
     return conformance::find_kernel(*p.table, qtype);
 }
 

@@ -50,13 +50,13 @@ bool ggml_bf16_order_is_memras();
 // conformance suite finds them (conformance/runner/backends.h).
 struct Plugin {
     std::string label;
-    const memra_backend_v1 *table;
+    const memra_backend_v2 *table;
 };
 const std::vector<Plugin> &runnable_plugins();
 // "label: why" for the plugins this CPU cannot run (reported, not failed).
 const std::vector<std::string> &skipped_plugins();
 // The kernel of qtype in a plugin's table, or nullptr.
-const memra_kernel_v1 *kernel_of(const Plugin &p, int32_t qtype);
+const memra_kernel_v2 *kernel_of(const Plugin &p, int32_t qtype);
 
 // a and b are the same value for ggml-as-truth: identical bits, or both NaN (payloads and the
 // quiet bit are not compared: ggml itself does not promise them).
