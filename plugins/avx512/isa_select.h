@@ -17,6 +17,6 @@
 #define MEMRA_SIMD_TABLE_FN memra_simd_avx512_backend
 #define MEMRA_SIMD_DPBUSD _mm256_dpbusd_epi32
 #define MEMRA_SIMD_DPWSSD _mm256_dpwssd_epi32
-#define MEMRA_SIMD_WIDE512 1  // K-quant / i-quant chunk pairs in 512-bit registers
+#define MEMRA_SIMD_WIDE512 1  // the wide layer: simd/wide512_*.h (pairs in 512-bit registers)
 
 #include "simd/isa_vnni.h"

@@ -117,42 +117,19 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
         for (int r = 0; r < R; ++r) y[size_t(j) * ldy + size_t(r)] = F::finish(acc[j][r]);
 }
 
-#ifdef MEMRA_SIMD_WIDE512
-// The rows path for formats with a pair form (F::Act2, act2, step2, finish2; formats_q8_0_act.h):
-// activations 2p and 2p + 1 share one 512-bit accumulator per row, each half exactly its own
-// (row, activation) chain. An odd m pairs the last activation with itself; that half is dropped.
+// A wider layer's forms of a format (simd/wide512_q8_0_act.h in the AVX-512 build; nothing
+// elsewhere): WidePairs<F> runs the rows path on activation pairs (its static gemm replaces the
+// tiles below), WideRowPairs<F> the token path on row pairs (its static tile<R> replaces
+// token_tile for even R). Each half of a 512-bit register is exactly the 256-bit computation it
+// stands for, so results do not depend on the layer.
 template <class F, class = void>
-struct HasPairs : std::false_type {};
-template <class F>
-struct HasPairs<F, std::void_t<typename F::Act2>> : std::true_type {};
-
-template <class F, int R>
-inline void tile_pairs(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
-                       int32_t m, float *y, size_t ldy) {
-    const int32_t pairs = (m + 1) / 2;
-    __m512 acc[kMaxM / 2][R];
-    for (int32_t p = 0; p < pairs; ++p)
-        for (int r = 0; r < R; ++r) acc[p][r] = _mm512_setzero_ps();
-    typename F::Block blk[R];
-    const int32_t nb = n / F::kElems;
-    for (int32_t b = 0; b < nb; ++b) {
-        decode_rows<F, R>(w, row_bytes, b, blk);
-        const uint8_t *xb = xq + size_t(b) * F::kActBytes;
-        for (int32_t p = 0; p < pairs; ++p) {
-            const int32_t j1 = 2 * p + 1 < m ? 2 * p + 1 : 2 * p;
-            const typename F::Act2 x = F::act2(xb + size_t(2 * p) * xq_stride, xb + size_t(j1) * xq_stride);
-            for (int r = 0; r < R; ++r) F::step2(acc[p][r], blk[r], x);
-        }
-    }
-    for (int32_t p = 0; p < pairs; ++p)
-        for (int r = 0; r < R; ++r) {
-            float lo, hi;
-            F::finish2(acc[p][r], lo, hi);
-            y[size_t(2 * p) * ldy + size_t(r)] = lo;
-            if (2 * p + 1 < m) y[size_t(2 * p + 1) * ldy + size_t(r)] = hi;
-        }
-}
-#endif
+struct WidePairs {
+    static constexpr bool kEnabled = false;
+};
+template <class F, class = void>
+struct WideRowPairs {
+    static constexpr bool kEnabled = false;
+};
 
 // The token path (m = 1). Each thread reads its rows in memory order, a tile of R rows side by
 // side and then the next tile, so its weights arrive as one sequential stream (R = 1) or R
@@ -218,17 +195,6 @@ inline void prepare_window(typename F::Act *x, const uint8_t *xq, int32_t b0, in
     for (int32_t b = b0; b < b1; ++b) x[b - b0] = F::act(xq + size_t(b) * F::kActBytes);
 }
 
-// Formats whose token path can put two rows in one 512-bit register (F::kRowPairs, RowPair,
-// pair_init, pair_dot, pair_split; formats_q8_0_act.h): row r in the low half, row r + 1 in the high half,
-// each half exactly the 256-bit computation of its row, so one vpdpbusd / cvt / mul / fma serves
-// two rows where the 32-element formats' blocks are too cheap to hide those.
-template <class F, class = void>
-struct HasRowPairs : std::false_type {};
-#ifdef MEMRA_SIMD_WIDE512
-template <class F>
-struct HasRowPairs<F, std::void_t<decltype(F::kRowPairs)>> : std::true_type {};
-#endif
-
 // acc[r] + the dot of blocks [b0, b1) of row r (R rows from w) against the prepared window.
 // The accumulators are copied into locals for the loop: the weights are read through uint8_t
 // pointers, which may alias anything the caller passed, so acc[] in place would have to be
@@ -236,24 +202,10 @@ struct HasRowPairs<F, std::void_t<decltype(F::kRowPairs)>> : std::true_type {};
 template <class F, int R>
 inline void token_tile(typename F::Acc acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
                        const typename F::Act *x) {
-#ifdef MEMRA_SIMD_WIDE512
-    if constexpr (HasRowPairs<F>::value && R % 2 == 0) {
-        typename F::RowPair acc[R / 2];
-        for (int q = 0; q < R / 2; ++q) acc[q] = F::pair_init(acc_io[2 * q], acc_io[2 * q + 1]);
-        PrefetchAhead<F, R> prefetch(b0, row_bytes);
-        for (int32_t b = b0; b < b1; ++b) {
-            const size_t ahead = prefetch.at_block(b);
-            for (int q = 0; q < R / 2; ++q) {
-                const uint8_t *p = w + size_t(2 * q) * row_bytes + size_t(b) * F::kBytes;
-                _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
-                _mm_prefetch(reinterpret_cast<const char *>(p + row_bytes + ahead), _MM_HINT_T1);
-                F::pair_dot(acc[q], p, p + row_bytes, x[b - b0]);
-            }
-        }
-        for (int q = 0; q < R / 2; ++q) F::pair_split(acc[q], acc_io[2 * q], acc_io[2 * q + 1]);
+    if constexpr (WideRowPairs<F>::kEnabled && R % 2 == 0) {
+        WideRowPairs<F>::template tile<R>(acc_io, w, row_bytes, b0, b1, x);
         return;
     }
-#endif
     typename F::Acc acc[R];
     for (int r = 0; r < R; ++r) acc[r] = acc_io[r];
     PrefetchAhead<F, R> prefetch(b0, row_bytes);
@@ -320,24 +272,10 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
                     y + size_t(j) * ldy, ldy);
         return;
     }
-#ifdef MEMRA_SIMD_WIDE512
-    if constexpr (HasPairs<F>::value) {
-        // 8 rows per tile: each prepared activation pair (two loads, the offset base, two fp16
-        // scales: about 11 of the 27 vector operations of a 4-row step) is shared by twice the
-        // rows. memra-bench-micro gemm32, 1536 x 4096, this VM, 2026-12-03, 4 -> 8 rows: q4_0
-        // 3.96 -> 3.25 ms, q8_0 3.88 -> 3.17, nvfp4 3.48 -> 3.11; 16 rows gained 2-4% more, 8
-        // rows for the other formats' tiles nothing (avx2) or lost up to 28% (avx512 Q8_K
-        // formats, whose decoded super-blocks then spill out of L1). Accumulators held in
-        // registers over 8-activation groups (the weights decoded once per group) were slower.
-        int32_t r = 0;
-        for (; r + 8 <= rows; r += 8)
-            tile_pairs<F, 8>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-        for (; r + 4 <= rows; r += 4)
-            tile_pairs<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-        for (; r < rows; ++r) tile_pairs<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    if constexpr (WidePairs<F>::kEnabled) {
+        WidePairs<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
         return;
     }
-#endif
     int32_t r = 0;
     for (; r + 4 <= rows; r += 4)
         tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);

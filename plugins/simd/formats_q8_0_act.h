@@ -47,56 +47,6 @@ inline ActOffset<K> act_offset(const uint8_t *p) {
     return {a, base, _mm256_set1_ps(fp16(p))};
 }
 
-#ifdef MEMRA_SIMD_WIDE512
-// The rows path of the AVX-512 build (simd/common.h tile_pairs): activations j and j + 1 in the
-// low and high halves of one 512-bit register, so one vpdpbusd / cvt / mul / fma serves two
-// (row, activation) pairs. Each half is exactly the 256-bit computation of its activation.
-template <int K>
-struct ActPair {
-    __m512i a, base;
-    __m512 d;
-};
-template <int K>
-inline ActPair<K> act_pair(const uint8_t *p0, const uint8_t *p1) {
-    static_assert(K > 0, "the pair form is the offset form");
-    const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
-    const __m512i zero = _mm512_setzero_si512();
-    const __m512i base = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(char(K)), a));
-    const __m512 d = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(fp16(p0))), _mm256_set1_ps(fp16(p1)), 1);
-    return {a, base, d};
-}
-// acc + (w + K) . a - K * lane sums, scaled by s * d_a lane by lane: both halves at once.
-template <int K>
-inline __m512 pair_fma(__m512 acc, __m256i w, __m256 s, const ActPair<K> &x) {
-    const __m512i lanes = _mm512_dpbusd_epi32(x.base, _mm512_broadcast_i64x4(w), x.a);
-    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_broadcast_f32x8(s), x.d), _mm512_cvtepi32_ps(lanes), acc);
-}
-inline void finish_pair(__m512 acc, float &lo, float &hi) {
-    lo = hsum8(_mm512_castps512_ps256(acc));
-    hi = hsum8(_mm512_extractf32x8_ps(acc, 1));
-}
-
-// The token path's row pairs (simd/common.h token_tile): rows r and r + 1 against one
-// activation block, row r in the low half. [d_w(p0) x 8 | d_w(p1) x 8], each the exact widening
-// of its fp16, as fp16_lead gives it.
-inline __m512 fp16_row_pair(const uint8_t *p0, const uint8_t *p1) {
-    uint16_t h0, h1;
-    std::memcpy(&h0, p0, 2);
-    std::memcpy(&h1, p1, 2);
-    const __m128 d = _mm_cvtph_ps(_mm_insert_epi16(_mm_cvtsi32_si128(h0), h1, 1));
-    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
-                                 _mm512_castps128_ps512(d));
-}
-// acc + each row's (w + K) . a - K * lane sums, scaled by d_w * d_a: the 256-bit step per half.
-template <int K>
-inline __m512 row_pair_fma(__m512 acc, __m512i w, __m512 d_w, const ActOffset<K> &x) {
-    static_assert(K > 0, "the pair form is the offset form");
-    const __m512i lanes = _mm512_dpbusd_epi32(_mm512_broadcast_i64x4(x.base), w, _mm512_broadcast_i64x4(x.a));
-    return _mm512_fmadd_ps(_mm512_mul_ps(d_w, _mm512_broadcast_f32x8(x.d)), _mm512_cvtepi32_ps(lanes), acc);
-}
-inline __m512 acc_pair(__m256 lo, __m256 hi) { return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1); }
-#endif
-
 // Q8_0 and Q4_0: per 32-element block one fma of the int lanes with d_w * d_a. `w` holds
 // w + K (unsigned) where K > 0, else w itself and `aw` = |w| for the sign trick.
 template <int K>
@@ -119,19 +69,6 @@ struct Block32 {
         s.acc = _mm256_fmadd_ps(_mm256_mul_ps(b.d, x.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
-#ifdef MEMRA_SIMD_WIDE512
-    using Act2 = ActPair<K>;
-    static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) { return act_pair<K>(a0, a1); }
-    static inline void step2(__m512 &acc, const Block &b, const Act2 &x) { acc = pair_fma<K>(acc, b.w, b.d, x); }
-    static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
-    static constexpr bool kRowPairs = true;  // the token path's row pairs (simd/common.h)
-    using RowPair = __m512;
-    static inline RowPair pair_init(const Acc &r0, const Acc &r1) { return acc_pair(r0.acc, r1.acc); }
-    static inline void pair_split(RowPair v, Acc &r0, Acc &r1) {
-        r0.acc = _mm512_castps512_ps256(v);
-        r1.acc = _mm512_extractf32x8_ps(v, 1);
-    }
-#endif
 };
 
 constexpr int kQ8_0Offset = Isa::kExactDot4 ? 128 : 0;
@@ -148,12 +85,6 @@ struct Q8_0 : Block32<kQ8_0Offset> {  // fp16 d | int8 qs[32]
         }
         b.d = _mm256_set1_ps(fp16_lead(p));
     }
-#ifdef MEMRA_SIMD_WIDE512
-    static inline void pair_dot(__m512 &acc, const uint8_t *p0, const uint8_t *p1, const Act &x) {
-        const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
-        acc = row_pair_fma(acc, _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80))), fp16_row_pair(p0, p1), x);
-    }
-#endif
 };
 
 struct Q4_0 : Block32<8> {  // fp16 d | qs[16]: byte j = element j (lo), j + 16 (hi); q - 8
@@ -162,15 +93,6 @@ struct Q4_0 : Block32<8> {  // fp16 d | qs[16]: byte j = element j (lo), j + 16 
         b.w = nibbles_lo_hi(p + 2);  // q = w + 8
         b.d = _mm256_set1_ps(fp16_lead(p));
     }
-#ifdef MEMRA_SIMD_WIDE512
-    static inline void pair_dot(__m512 &acc, const uint8_t *p0, const uint8_t *p1, const Act &x) {
-        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(load128(p0 + 2))),
-                                             _mm256_broadcastsi128_si256(load128(p1 + 2)), 1);
-        const __m512i w = _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)),
-                                           _mm512_set1_epi8(0x0F));
-        acc = row_pair_fma(acc, w, fp16_row_pair(p0, p1), x);
-    }
-#endif
 };
 
 // MXFP4: E8M0 e | qs[16]: byte j = element j (lo), j + 16 (hi); values kvalues_fp4 + 12 (0..24).
@@ -266,18 +188,11 @@ struct NVFP4 {
         }
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }
-#ifdef MEMRA_SIMD_WIDE512
-    struct Act2 {
-        ActPair<kOffset> h[2];
-    };
-    static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) {
-        return {{act_pair<kOffset>(a0, a1), act_pair<kOffset>(a0 + 34, a1 + 34)}};
-    }
-    static inline void step2(__m512 &acc, const Block &b, const Act2 &x) {
-        for (int h = 0; h < 2; ++h) acc = pair_fma<kOffset>(acc, b.w[h], b.s[h], x.h[h]);
-    }
-    static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
-#endif
 };
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
+
+// The AVX-512 build's pair forms of these formats (simd/common.h WidePairs, WideRowPairs).
+#ifdef MEMRA_SIMD_WIDE512
+#include "simd/wide512_q8_0_act.h"
+#endif

@@ -68,37 +68,6 @@ inline __m256i chunk_scale(__m256i scales16, int c) {
     return _mm256_shuffle_epi8(scales16, _mm256_set1_epi16(int16_t(((2 * c + 1) << 8) | (2 * c))));
 }
 
-#ifdef MEMRA_SIMD_WIDE512
-// Two decoded chunks, 2P in the low and 2P + 1 in the high 256 bits, with their multipliers.
-struct UPair {
-    __m512i q, sc;
-};
-// Signed quants: magnitudes, and the lanes whose activation takes a minus sign (the sign trick
-// without vpsignb, as isa_vnni.h's rows path does it; where q == 0 the sign does not matter).
-struct SPair {
-    __m512i mag;
-    __mmask64 neg;
-    __m512i sc;
-};
-inline __m512i pair_dot(__m512i acc, const UPair &k, __m512i a) {
-    return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(k.q, a), k.sc);
-}
-inline __m512i pair_dot(__m512i acc, const SPair &k, __m512i a) {
-    const __m512i signed_a = _mm512_mask_sub_epi8(a, k.neg, _mm512_setzero_si512(), a);
-    return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(k.mag, signed_a), k.sc);
-}
-// chunk_scale of chunks C and C + 1 in the low and high halves: the same in-lane shuffle of the
-// per-block vector, widened.
-template <int C>
-inline __m512i pair_scale(__m256i scales16) {
-    const __m512i v = _mm512_broadcast_i64x4(scales16);
-    const __m512i sel = _mm512_inserti64x4(
-        _mm512_castsi256_si512(_mm256_set1_epi16(int16_t(((2 * C + 1) << 8) | (2 * C)))),
-        _mm256_set1_epi16(int16_t(((2 * C + 3) << 8) | (2 * C + 2))), 1);
-    return _mm512_shuffle_epi8(v, sel);
-}
-#endif
-
 // Bits From.. of every byte of x moved to bits To.. of the same byte: one 16-bit shift and one
 // and; `mask` keeps only the moved bits (their source lies in the same byte, so nothing the
 // 16-bit shift carries over from the neighbouring byte survives).
@@ -170,6 +139,13 @@ struct ActOf<F, std::void_t<typename F::Act>> {
     static inline type make(const uint8_t *a) { return F::act(a); }
 };
 
+// A wider layer's token-path lanes of a format's super-block (kEnabled, lanes(p, h, x)):
+// specialized by simd/wide512_q8_K_act.h in the AVX-512 build only.
+template <class F, class = void>
+struct WideSuperBlock {
+    static constexpr bool kEnabled = false;
+};
+
 template <class F>
 struct SuperBlock : F {
     static constexpr int kElems = 256;
@@ -216,35 +192,12 @@ struct SuperBlock : F {
          ...);
         return _mm256_add_epi32(even, odd);
     }
-#ifdef MEMRA_SIMD_WIDE512
-    // Formats with a 512-bit decode of chunks 2P and 2P + 1 (F::pair<P>, a UPair) dot both in
-    // one vpmaddubsw + vpdpwssd against the 64 activations in their natural order, half the
-    // vector instructions of two chunks; the halves are folded into the same 8 exact int lanes.
-    template <class G, class = void>
-    struct HasPairDecode : std::false_type {};
-    template <class G>
-    struct HasPairDecode<G, std::void_t<decltype(&G::template pair<0>)>> : std::true_type {};
-    template <int... P>
-    static inline __m256i dot_pairs(const uint8_t *p, const typename F::Head &h, const Act &x,
-                                    std::integer_sequence<int, P...>) {
-        __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
-        auto step = [&](__m512i acc, const auto &k, int pair) {
-            return pair_dot(acc, k, _mm512_loadu_si512(q8k::qs(x.a) + 64 * pair));
-        };
-        ((even = step(even, F::template pair<2 * P>(p, h), 2 * P),
-          odd = step(odd, F::template pair<2 * P + 1>(p, h), 2 * P + 1)),
-         ...);
-        return Isa::fold(_mm512_add_epi32(even, odd));
-    }
-#endif
     static inline void dot(typename F::Acc &s, const uint8_t *p, const Act &x) {
         const typename F::Head h = F::head(p);
-#ifdef MEMRA_SIMD_WIDE512
-        if constexpr (HasPairDecode<F>::value) {
-            F::combine(s, h, dot_pairs(p, h, x, std::make_integer_sequence<int, 2>()), x);
+        if constexpr (WideSuperBlock<F>::kEnabled) {
+            F::combine(s, h, WideSuperBlock<F>::lanes(p, h, x), x);
             return;
         }
-#endif
         F::combine(s, h, dot_chunks(p, h, x, std::make_integer_sequence<int, 4>()), x);
     }
 };
@@ -296,15 +249,6 @@ struct Q4_KFields {
         const __m256i x = load256(p + 16 + 32 * (C / 2)), m4 = _mm256_set1_epi8(0x0F);
         return {move_bits<4 * (C % 2), 0>(x, m4), chunk_scale(h.scales16, C)};
     }
-#ifdef MEMRA_SIMD_WIDE512
-    // chunks 2P | 2P + 1: the low | high nibbles of qs[32 P ..], one broadcast load
-    template <int P>
-    static inline UPair pair(const uint8_t *p, const Head &h) {
-        const __m512i x = _mm512_broadcast_i64x4(load256(p + 16 + 32 * P));
-        const __m512i shift = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
-        return {_mm512_and_si512(_mm512_srlv_epi64(x, shift), _mm512_set1_epi8(0x0F)), pair_scale<2 * P>(h.scales16)};
-    }
-#endif
     static inline void combine(Acc &s, const Head &h, __m256i lanes, const ActK &x) {
         const float D = x.D;
         const __m128i pm = _mm_madd_epi16(h.mins8, x.T);  // m_{2m} T_{2m} + m_{2m+1} T_{2m+1}
@@ -471,19 +415,6 @@ struct IQ4_XSFields : SignedChunkDot {
         const __m128i sc8 = _mm_sub_epi8(_mm_or_si128(low, _mm_cvtsi64_si128(int64_t(high))), _mm_set1_epi8(32));
         return {scales16_of8(sc8), fp16_lead(p)};
     }
-#ifdef MEMRA_SIMD_WIDE512
-    // chunks 2P | 2P + 1 from the 32 bytes at 8 + 32 P: 128-bit lanes = lo | hi nibbles of the
-    // first 16 bytes, then of the second 16, through the value table
-    template <int P>
-    static inline SPair pair(const uint8_t *p, const Head &h) {
-        const __m512i x = _mm512_broadcast_i64x4(load256(p + 8 + 32 * P));
-        const __m512i lanes = _mm512_shuffle_i64x2(x, x, 0x50);  // 128-bit lanes 0, 0, 1, 1
-        const __m512i shift = _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4);
-        const __m512i idx = _mm512_and_si512(_mm512_srlv_epi64(lanes, shift), _mm512_set1_epi8(0x0F));
-        const __m512i v = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(load128(kValuesIq4nl)), idx);
-        return {_mm512_abs_epi8(v), _mm512_movepi8_mask(v), pair_scale<2 * P>(h.scales16)};
-    }
-#endif
     template <int C>
     static inline SChunk chunk(const uint8_t *p, const Head &h) {
         const __m256i table = broadcast128(load128(kValuesIq4nl));
@@ -532,3 +463,8 @@ struct IQ3_SFields : SignedChunkDot {
 using IQ3_S = SuperBlock<IQ3_SFields>;
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
+
+// The AVX-512 build's chunk-pair forms of these formats (WideSuperBlock above).
+#ifdef MEMRA_SIMD_WIDE512
+#include "simd/wide512_q8_K_act.h"
+#endif

@@ -1,0 +1,98 @@
+// The AVX-512 build's chunk pairs of the super-block formats paired with Q8_K activations,
+// included by simd/formats_q8_K_act.h only where the ISA selection defines MEMRA_SIMD_WIDE512:
+// formats with a 512-bit decode of chunks 2P and 2P + 1 (Q4_K, IQ4_XS) dot both in one
+// vpmaddubsw + vpdpwssd against the 64 activations in their natural order on the token path,
+// half the vector instructions of two chunks; the halves are folded into the same 8 exact int
+// lanes, so the results are those of every other build.
+#pragma once
+
+#include <immintrin.h>
+
+#include <utility>
+
+#include "simd/formats_q8_K_act.h"
+
+namespace memra::simd::MEMRA_SIMD_NS {
+
+// Two decoded chunks, 2P in the low and 2P + 1 in the high 256 bits, with their multipliers.
+struct UPair {
+    __m512i q, sc;
+};
+// Signed quants: magnitudes, and the lanes whose activation takes a minus sign (the sign trick
+// without vpsignb, as wide512_isa.h does it; where q == 0 the sign does not matter).
+struct SPair {
+    __m512i mag;
+    __mmask64 neg;
+    __m512i sc;
+};
+inline __m512i pair_dot(__m512i acc, const UPair &k, __m512i a) {
+    return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(k.q, a), k.sc);
+}
+inline __m512i pair_dot(__m512i acc, const SPair &k, __m512i a) {
+    const __m512i signed_a = _mm512_mask_sub_epi8(a, k.neg, _mm512_setzero_si512(), a);
+    return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(k.mag, signed_a), k.sc);
+}
+// chunk_scale of chunks C and C + 1 in the low and high halves: the same in-lane shuffle of the
+// per-block vector, widened.
+template <int C>
+inline __m512i pair_scale(__m256i scales16) {
+    const __m512i v = _mm512_broadcast_i64x4(scales16);
+    const __m512i sel = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_set1_epi16(int16_t(((2 * C + 1) << 8) | (2 * C)))),
+        _mm256_set1_epi16(int16_t(((2 * C + 3) << 8) | (2 * C + 2))), 1);
+    return _mm512_shuffle_epi8(v, sel);
+}
+
+// The token-path lanes of a super-block whose fields decode chunk pairs (Pairs::pair<P>, a UPair
+// or SPair): even and odd pairs in two int chains, folded.
+template <class F, class Pairs>
+struct PairDecodeLanes {
+    static constexpr bool kEnabled = true;
+    template <class Act, int... P>
+    static inline __m256i dot_pairs(const uint8_t *p, const typename F::Head &h, const Act &x,
+                                    std::integer_sequence<int, P...>) {
+        __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
+        auto step = [&](__m512i acc, const auto &k, int pair) {
+            return pair_dot(acc, k, _mm512_loadu_si512(q8k::qs(x.a) + 64 * pair));
+        };
+        ((even = step(even, Pairs::template pair<2 * P>(p, h), 2 * P),
+          odd = step(odd, Pairs::template pair<2 * P + 1>(p, h), 2 * P + 1)),
+         ...);
+        return WideLanes<true>::fold(_mm512_add_epi32(even, odd));
+    }
+    template <class Act>
+    static inline __m256i lanes(const uint8_t *p, const typename F::Head &h, const Act &x) {
+        return dot_pairs(p, h, x, std::make_integer_sequence<int, 2>());
+    }
+};
+
+struct Q4_KPairs {
+    // chunks 2P | 2P + 1: the low | high nibbles of qs[32 P ..], one broadcast load
+    template <int P>
+    static inline UPair pair(const uint8_t *p, const Q4_KFields::Head &h) {
+        const __m512i x = _mm512_broadcast_i64x4(load256(p + 16 + 32 * P));
+        const __m512i shift = _mm512_setr_epi64(0, 0, 0, 0, 4, 4, 4, 4);
+        return {_mm512_and_si512(_mm512_srlv_epi64(x, shift), _mm512_set1_epi8(0x0F)), pair_scale<2 * P>(h.scales16)};
+    }
+};
+
+struct IQ4_XSPairs {
+    // chunks 2P | 2P + 1 from the 32 bytes at 8 + 32 P: 128-bit lanes = lo | hi nibbles of the
+    // first 16 bytes, then of the second 16, through the value table
+    template <int P>
+    static inline SPair pair(const uint8_t *p, const IQ4_XSFields::Head &h) {
+        const __m512i x = _mm512_broadcast_i64x4(load256(p + 8 + 32 * P));
+        const __m512i lanes = _mm512_shuffle_i64x2(x, x, 0x50);  // 128-bit lanes 0, 0, 1, 1
+        const __m512i shift = _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4);
+        const __m512i idx = _mm512_and_si512(_mm512_srlv_epi64(lanes, shift), _mm512_set1_epi8(0x0F));
+        const __m512i v = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(load128(kValuesIq4nl)), idx);
+        return {_mm512_abs_epi8(v), _mm512_movepi8_mask(v), pair_scale<2 * P>(h.scales16)};
+    }
+};
+
+template <>
+struct WideSuperBlock<Q4_KFields> : PairDecodeLanes<Q4_KFields, Q4_KPairs> {};
+template <>
+struct WideSuperBlock<IQ4_XSFields> : PairDecodeLanes<IQ4_XSFields, IQ4_XSPairs> {};
+
+}  // namespace memra::simd::MEMRA_SIMD_NS
