@@ -27,10 +27,47 @@ uint64_t xcr0() {
 
 bool bit(uint32_t reg, int n) { return (reg >> n) & 1u; }
 
-const char *const kFeatureNames[MEMRA_CPU_FEATURE_COUNT] = {
-    "sse2", "ssse3", "sse4_1", "sse4_2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi1", "bmi2",
-    "avx_vnni", "avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni", "avx512_bf16",
+enum class Reg { EAX, EBX, ECX, EDX };
+
+// One row of memra/cpu_feature_list.h: where CPUID reports the feature, and the XCR0 state it needs.
+struct FeatureRow {
+    int bit;
+    const char *name;
+    uint32_t leaf, subleaf;
+    Reg reg;
+    int cpuid_bit;
+    uint64_t state;
 };
+
+#define MEMRA_FEATURE_ROW_(ID, name, bit, leaf, subleaf, reg, cpuid_bit, state) \
+    {bit, #name, leaf, subleaf, Reg::reg, cpuid_bit, MEMRA_CPU_STATE_##state},
+constexpr FeatureRow kFeatures[] = {MEMRA_CPU_FEATURE_LIST(MEMRA_FEATURE_ROW_)};
+#undef MEMRA_FEATURE_ROW_
+
+// The rows are indexed by bit number below: the list must number them 0, 1, 2, ... in order.
+constexpr bool rows_in_bit_order() {
+    for (int i = 0; i < MEMRA_CPU_FEATURE_COUNT; ++i)
+        if (kFeatures[i].bit != i) return false;
+    return true;
+}
+static_assert(rows_in_bit_order(), "memra/cpu_feature_list.h: bits must be 0, 1, 2, ... in row order");
+static_assert(MEMRA_CPU_FEATURE_COUNT <= 64, "required_features is a 64-bit mask");
+
+uint32_t reg_of(const Regs &r, Reg which) {
+    switch (which) {
+    case Reg::EAX: return r.eax;
+    case Reg::EBX: return r.ebx;
+    case Reg::ECX: return r.ecx;
+    default: return r.edx;
+    }
+}
+
+// CPUID(leaf, subleaf), or zeros when the CPU lacks the subleaf (leaf 7 reports its highest
+// subleaf in EAX; cpuid() already returns zeros for a leaf beyond the highest one).
+Regs cpuid_if_present(uint32_t leaf, uint32_t subleaf) {
+    if (subleaf > 0 && cpuid(leaf, 0).eax < subleaf) return Regs{};
+    return cpuid(leaf, subleaf);
+}
 
 CpuFeatures read_cpu() {
     CpuFeatures f;
@@ -55,51 +92,17 @@ CpuFeatures read_cpu() {
         f.model = start == std::string::npos ? std::string() : f.model.substr(start);
     }
 
-    const uint32_t max_leaf = leaf0.eax;
-    Regs l1 = max_leaf >= 1 ? cpuid(1, 0) : Regs{};
-    Regs l7 = max_leaf >= 7 ? cpuid(7, 0) : Regs{};
-    Regs l7s1 = (max_leaf >= 7 && l7.eax >= 1) ? cpuid(7, 1) : Regs{};
-
-    auto set = [&f](memra_cpu_feature feature, bool present) {
-        if (present) f.cpu_bits |= MEMRA_CPU_BIT(feature);
-    };
-    set(MEMRA_CPU_SSE2, bit(l1.edx, 26));
-    set(MEMRA_CPU_SSSE3, bit(l1.ecx, 9));
-    set(MEMRA_CPU_FMA, bit(l1.ecx, 12));
-    set(MEMRA_CPU_SSE4_1, bit(l1.ecx, 19));
-    set(MEMRA_CPU_SSE4_2, bit(l1.ecx, 20));
-    set(MEMRA_CPU_POPCNT, bit(l1.ecx, 23));
-    set(MEMRA_CPU_AVX, bit(l1.ecx, 28));
-    set(MEMRA_CPU_F16C, bit(l1.ecx, 29));
-    set(MEMRA_CPU_BMI1, bit(l7.ebx, 3));
-    set(MEMRA_CPU_AVX2, bit(l7.ebx, 5));
-    set(MEMRA_CPU_BMI2, bit(l7.ebx, 8));
-    set(MEMRA_CPU_AVX512F, bit(l7.ebx, 16));
-    set(MEMRA_CPU_AVX512DQ, bit(l7.ebx, 17));
-    set(MEMRA_CPU_AVX512BW, bit(l7.ebx, 30));
-    set(MEMRA_CPU_AVX512VL, bit(l7.ebx, 31));
-    set(MEMRA_CPU_AVX512_VNNI, bit(l7.ecx, 11));
-    set(MEMRA_CPU_AVX_VNNI, bit(l7s1.eax, 4));
-    set(MEMRA_CPU_AVX512_BF16, bit(l7s1.eax, 5));
-
-    if (bit(l1.ecx, 27)) {  // OSXSAVE
-        const uint64_t xcr = xcr0();
-        f.os_ymm = (xcr & 0x6) == 0x6;    // XMM | YMM
-        f.os_zmm = (xcr & 0xE6) == 0xE6;  // XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM
+    const bool osxsave = bit(cpuid_if_present(1, 0).ecx, 27);
+    const uint64_t xcr = osxsave ? xcr0() : 0;
+    f.os_ymm = (xcr & MEMRA_CPU_STATE_YMM) == MEMRA_CPU_STATE_YMM;
+    f.os_zmm = (xcr & MEMRA_CPU_STATE_ZMM) == MEMRA_CPU_STATE_ZMM;
+    for (const FeatureRow &row : kFeatures) {
+        if (!bit(reg_of(cpuid_if_present(row.leaf, row.subleaf), row.reg), row.cpuid_bit)) continue;
+        f.cpu_bits |= MEMRA_CPU_BIT(row.bit);
+        // A feature whose registers the OS does not save is as good as absent: using it would
+        // corrupt state on a context switch or fault outright.
+        if ((xcr & row.state) == row.state) f.usable |= MEMRA_CPU_BIT(row.bit);
     }
-
-    // A feature whose registers the OS does not save is as good as absent: using it would
-    // corrupt state on a context switch or fault outright.
-    const uint64_t needs_ymm = MEMRA_CPU_BIT(MEMRA_CPU_AVX) | MEMRA_CPU_BIT(MEMRA_CPU_AVX2) |
-                               MEMRA_CPU_BIT(MEMRA_CPU_FMA) | MEMRA_CPU_BIT(MEMRA_CPU_F16C) |
-                               MEMRA_CPU_BIT(MEMRA_CPU_AVX_VNNI);
-    const uint64_t needs_zmm = MEMRA_CPU_BIT(MEMRA_CPU_AVX512F) | MEMRA_CPU_BIT(MEMRA_CPU_AVX512BW) |
-                               MEMRA_CPU_BIT(MEMRA_CPU_AVX512DQ) | MEMRA_CPU_BIT(MEMRA_CPU_AVX512VL) |
-                               MEMRA_CPU_BIT(MEMRA_CPU_AVX512_VNNI) |
-                               MEMRA_CPU_BIT(MEMRA_CPU_AVX512_BF16);
-    f.usable = f.cpu_bits;
-    if (!f.os_ymm) f.usable &= ~(needs_ymm | needs_zmm);
-    if (!f.os_zmm) f.usable &= ~needs_zmm;
     return f;
 }
 
@@ -111,12 +114,12 @@ const CpuFeatures &detect_cpu_features() {
 }
 
 const char *cpu_feature_name(memra_cpu_feature f) {
-    return (f >= 0 && f < MEMRA_CPU_FEATURE_COUNT) ? kFeatureNames[f] : "?";
+    return (f >= 0 && f < MEMRA_CPU_FEATURE_COUNT) ? kFeatures[f].name : "?";
 }
 
 int cpu_feature_from_name(const std::string &name) {
     for (int i = 0; i < MEMRA_CPU_FEATURE_COUNT; ++i)
-        if (name == kFeatureNames[i]) return i;
+        if (name == kFeatures[i].name) return i;
     return -1;
 }
 
@@ -125,7 +128,7 @@ std::string cpu_feature_list(uint64_t mask) {
     for (int i = 0; i < MEMRA_CPU_FEATURE_COUNT; ++i) {
         if (!(mask & MEMRA_CPU_BIT(i))) continue;
         if (!out.empty()) out += ' ';
-        out += kFeatureNames[i];
+        out += kFeatures[i].name;
     }
     return out;
 }

@@ -30,33 +30,11 @@ extern "C" {
 #define MEMRA_BACKEND_INTERFACE_VERSION 2u
 #define MEMRA_BACKEND_ENTRY_SYMBOL "memra_backend_entry_v2"
 
-/* CPU features a plugin may require, as bit numbers in memra_backend_v2::required_features.
- * A feature counts as present only when the CPU reports it (CPUID) and the OS saves the register
- * state it needs (XGETBV: YMM for AVX*, opmask/ZMM for AVX-512*). The manifest names are the
- * Linux /proc/cpuinfo spellings, so a packager can compare them with lscpu. */
-typedef enum memra_cpu_feature {
-    MEMRA_CPU_SSE2 = 0,        /* "sse2"        the x86-64 baseline */
-    MEMRA_CPU_SSSE3 = 1,       /* "ssse3"       */
-    MEMRA_CPU_SSE4_1 = 2,      /* "sse4_1"      */
-    MEMRA_CPU_SSE4_2 = 3,      /* "sse4_2"      */
-    MEMRA_CPU_POPCNT = 4,      /* "popcnt"      */
-    MEMRA_CPU_AVX = 5,         /* "avx"         */
-    MEMRA_CPU_AVX2 = 6,        /* "avx2"        */
-    MEMRA_CPU_FMA = 7,         /* "fma"         */
-    MEMRA_CPU_F16C = 8,        /* "f16c"        */
-    MEMRA_CPU_BMI1 = 9,        /* "bmi1"        */
-    MEMRA_CPU_BMI2 = 10,       /* "bmi2"        */
-    MEMRA_CPU_AVX_VNNI = 11,   /* "avx_vnni"    VEX-encoded vpdpbusd (Alder Lake, Sapphire Rapids) */
-    MEMRA_CPU_AVX512F = 12,    /* "avx512f"     */
-    MEMRA_CPU_AVX512BW = 13,   /* "avx512bw"    */
-    MEMRA_CPU_AVX512DQ = 14,   /* "avx512dq"    */
-    MEMRA_CPU_AVX512VL = 15,   /* "avx512vl"    */
-    MEMRA_CPU_AVX512_VNNI = 16, /* "avx512_vnni" */
-    MEMRA_CPU_AVX512_BF16 = 17, /* "avx512_bf16" */
-    MEMRA_CPU_FEATURE_COUNT = 18
-} memra_cpu_feature;
-
-#define MEMRA_CPU_BIT(feature) (UINT64_C(1) << (feature))
+/* CPU features a plugin may require, as bit numbers in memra_backend_v2::required_features
+ * (memra_cpu_feature, MEMRA_CPU_BIT): one list, memra/cpu_feature_list.h. A feature counts as
+ * present only when the CPU reports it (CPUID) and the OS saves the register state it needs
+ * (XGETBV); the manifest names are the Linux /proc/cpuinfo spellings. */
+#include "memra/cpu_feature_list.h"
 
 /* The activation formats a kernel consumes. Each has one canonical byte layout, identical to
  * ggml's (F32 and BF16: plain arrays; Q8_0: 34-byte blocks of 32; Q8_K: 292-byte blocks of 256),
