@@ -59,9 +59,13 @@ void BackendRegistry::select() {
         for (size_t i = 0; i < plugins_.size(); ++i)
             if (plugins_[i].manifest.name == settings_.backend) first = i;
         if (first == plugins_.size()) {
+            // The names are the manifests' found: a build or package may install any set.
+            std::string found;
+            for (const PluginRecord &p : plugins_)
+                if (!p.manifest.name.empty()) found += (found.empty() ? "" : ", ") + p.manifest.name;
             unusable_reason_ = "MEMRA_CPU_EXPERT_BACKEND=" + settings_.backend +
                                ": no such backend plugin is installed (searched: " + searched() +
-                               "; backend names: " + known_backend_names() + ")";
+                               "; found: auto" + (found.empty() ? "" : ", ") + found + ")";
             return;
         }
         if (!plugins_[first].loaded) {

@@ -75,8 +75,6 @@ uint64_t default_cache_bytes() {
     return std::min(memory / 4, uint64_t{64} << 30);
 }
 
-const char *known_backend_names() { return "auto, scalar, avx2, avxvnni, avx512"; }
-
 Settings read_settings() { return read_settings(::getauxval(AT_SECURE) != 0); }
 
 Settings read_settings(bool secure_execution) {
@@ -104,8 +102,8 @@ Settings read_settings(bool secure_execution) {
             s.backend = backend;
         else
             s.problems.push_back("MEMRA_CPU_EXPERT_BACKEND='" + backend +
-                                 "' is not a backend name (expected one of " +
-                                 known_backend_names() + ")");
+                                 "' is not a backend name (expected auto or an installed plugin's "
+                                 "name: lower-case letters, digits and '_')");
     }
 
     s.plugin_dir = choosing("MEMRA_CPU_EXPERT_PLUGIN_DIR");

@@ -41,7 +41,4 @@ bool parse_byte_size(const std::string &text, uint64_t &bytes);
 // this process may use (physical memory, or the cgroup's limit when lower), at most 64 GiB.
 uint64_t default_cache_bytes();
 
-// The backend names the contract defines, for messages.
-const char *known_backend_names();
-
 }  // namespace memra
