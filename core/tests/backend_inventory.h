@@ -9,7 +9,8 @@
 
 namespace memra::tests {
 
-// The values MEMRA_CPU_EXPERT_BACKEND accepts besides "auto".
+// The backends this build installs (plugins/backends.table's core and plugin rows): the values
+// MEMRA_CPU_EXPERT_BACKEND accepts besides "auto".
 const std::vector<std::string> &backend_names();
 
 struct InstalledBackend {

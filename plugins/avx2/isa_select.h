@@ -6,9 +6,7 @@
 #define MEMRA_SIMD_NS avx2
 #define MEMRA_SIMD_NAME "avx2"
 #define MEMRA_SIMD_DESCRIPTION "AVX2 + FMA + F16C kernels (vpmaddubsw/vpmaddwd), bit-identical to scalar"
-#define MEMRA_SIMD_FEATURES                                                               \
-    (MEMRA_CPU_BIT(MEMRA_CPU_AVX) | MEMRA_CPU_BIT(MEMRA_CPU_AVX2) | MEMRA_CPU_BIT(MEMRA_CPU_FMA) | \
-     MEMRA_CPU_BIT(MEMRA_CPU_F16C))
+#define MEMRA_SIMD_FEATURES MEMRA_BACKEND_REQUIRED_FEATURES  // plugins/backends.table, via CMake
 #define MEMRA_SIMD_TABLE_FN memra_simd_avx2_backend
 
 #include "simd/isa_avx2.h"

@@ -9,11 +9,7 @@
 #define MEMRA_SIMD_NS avx512
 #define MEMRA_SIMD_NAME "avx512"
 #define MEMRA_SIMD_DESCRIPTION "AVX-512 (F/BW/DQ/VL/VNNI) kernels (EVEX vpdpbusd), bit-identical to scalar"
-#define MEMRA_SIMD_FEATURES                                                                        \
-    (MEMRA_CPU_BIT(MEMRA_CPU_AVX) | MEMRA_CPU_BIT(MEMRA_CPU_AVX2) | MEMRA_CPU_BIT(MEMRA_CPU_FMA) |     \
-     MEMRA_CPU_BIT(MEMRA_CPU_F16C) | MEMRA_CPU_BIT(MEMRA_CPU_AVX512F) | MEMRA_CPU_BIT(MEMRA_CPU_AVX512BW) | \
-     MEMRA_CPU_BIT(MEMRA_CPU_AVX512DQ) | MEMRA_CPU_BIT(MEMRA_CPU_AVX512VL) |                       \
-     MEMRA_CPU_BIT(MEMRA_CPU_AVX512_VNNI))
+#define MEMRA_SIMD_FEATURES MEMRA_BACKEND_REQUIRED_FEATURES  // plugins/backends.table, via CMake
 #define MEMRA_SIMD_TABLE_FN memra_simd_avx512_backend
 #define MEMRA_SIMD_DPBUSD _mm256_dpbusd_epi32
 #define MEMRA_SIMD_DPWSSD _mm256_dpwssd_epi32

@@ -7,9 +7,7 @@
 #define MEMRA_SIMD_NS avxvnni_emulated
 #define MEMRA_SIMD_NAME "avxvnni_emulated"
 #define MEMRA_SIMD_DESCRIPTION "tests only: the AVX-VNNI kernels with vpdpbusd emulated on AVX2"
-#define MEMRA_SIMD_FEATURES                                                               \
-    (MEMRA_CPU_BIT(MEMRA_CPU_AVX) | MEMRA_CPU_BIT(MEMRA_CPU_AVX2) | MEMRA_CPU_BIT(MEMRA_CPU_FMA) | \
-     MEMRA_CPU_BIT(MEMRA_CPU_F16C))
+#define MEMRA_SIMD_FEATURES MEMRA_BACKEND_REQUIRED_FEATURES  // plugins/backends.table, via CMake
 #define MEMRA_SIMD_TABLE_FN memra_simd_avxvnni_emulated_backend
 
 #include "simd/isa_vnni_emulated.h"

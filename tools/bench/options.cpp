@@ -10,13 +10,12 @@
 #include <stdexcept>
 
 #include "memra/qtypes.h"
+#include "memra_backend_rows.h"
 
 namespace po = boost::program_options;
 
 namespace memra::bench {
 namespace {
-
-const char *const kAllBackends = "scalar,avx2,avxvnni,avx512";
 
 std::vector<std::string> split(const std::string &list, char sep) {
     std::vector<std::string> parts;
@@ -25,6 +24,14 @@ std::vector<std::string> split(const std::string &list, char sep) {
     while (std::getline(in, part, sep)) parts.push_back(part);
     if (parts.empty() || list.back() == sep) parts.push_back("");
     return parts;
+}
+
+// "scalar,avx2,...": the backends this build installs (plugins/backends.table), in table order.
+std::string all_backends() {
+    std::string all;
+    for (const memra_backend_row &row : memra_backend_rows)
+        if (row.shipped()) all += (all.empty() ? "" : ",") + std::string(row.name);
+    return all;
 }
 
 std::string lower(std::string s) {
@@ -71,12 +78,13 @@ std::vector<std::string> parse_backends(const std::string &list) {
     std::vector<std::string> out;
     for (const std::string &p : split(list, ',')) {
         const std::string b = lower(p);
+        const std::vector<std::string> all = split(all_backends(), ',');
         if (b == "all") {
-            for (const std::string &a : split(kAllBackends, ',')) out.push_back(a);
+            out.insert(out.end(), all.begin(), all.end());
             continue;
         }
-        if (b != "auto" && b != "scalar" && b != "avx2" && b != "avxvnni" && b != "avx512")
-            throw std::invalid_argument("unknown backend '" + p + "' (auto, " + kAllBackends + " or all)");
+        if (b != "auto" && std::find(all.begin(), all.end(), b) == all.end())
+            throw std::invalid_argument("unknown backend '" + p + "' (auto, " + all_backends() + " or all)");
         out.push_back(b);
     }
     return out;
@@ -164,7 +172,7 @@ uint64_t parse_bytes(const std::string &text) {
 ParseOutcome parse_options(const std::vector<std::string> &args) {
     ParseOutcome out;
     BenchOptions &o = out.options;
-    std::string formats = "all", backends = kAllBackends, threads = "1,2", rows = "1,8,32,64";
+    std::string formats = "all", backends = all_backends(), threads = "1,2", rows = "1,8,32,64";
     std::string modes = "bandwidth,token,rows", shape = "4096,1536";
     std::string max_stored = "3G", bandwidth_bytes = "2G", pread_bytes = "1G";
     po::options_description opts(
@@ -174,7 +182,7 @@ ParseOutcome parse_options(const std::vector<std::string> &args) {
         ("help,h", "show this help")
         ("modes", po::value(&modes), "bandwidth,token,rows,file or all (default bandwidth,token,rows; file writes GiBs to --dir)")
         ("formats", po::value(&formats), "weight formats, ggml spelling, or all (default all)")
-        ("backends", po::value(&backends), "plugins (MEMRA_CPU_EXPERT_BACKEND values), or all (default scalar,avx2,avxvnni,avx512)")
+        ("backends", po::value(&backends), ("plugins (MEMRA_CPU_EXPERT_BACKEND values), or all (default " + all_backends() + ")").c_str())
         ("threads", po::value(&threads), "OpenMP threads per call (default 1,2)")
         ("shape", po::value(&shape), "N_EMBD,N_FF of one expert (default 4096,1536: a Qwen3-30B-A3B-like layer)")
         ("experts", po::value(&o.experts), "experts per token call (default 8)")
