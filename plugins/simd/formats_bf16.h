@@ -25,11 +25,12 @@ namespace memra::simd::MEMRA_SIMD_NS {
 constexpr int kBf16PairLanes = 32;
 constexpr int32_t kBf16Chunk = 2 * kBf16PairLanes;  // elements per round over the lanes
 
-// MXCSR with DAZ (bit 6) and FTZ (bit 15) for the lifetime of the object (On), or untouched.
+// MXCSR with DAZ (bit 6) and FTZ (bit 15) and round-to-nearest (bits 13-14 clear, as vdpbf16ps
+// always rounds) for the lifetime of the object (On), or untouched.
 template <bool On>
 class DazFtzScope {
 public:
-    DazFtzScope() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+    DazFtzScope() : saved_(_mm_getcsr()) { _mm_setcsr((saved_ & ~0x6000u) | 0x8040u); }
     ~DazFtzScope() { _mm_setcsr(saved_); }
     DazFtzScope(const DazFtzScope &) = delete;
     DazFtzScope &operator=(const DazFtzScope &) = delete;

@@ -10,6 +10,7 @@
 // skip: a plugin that is present but does not load, or lacks a format's kernel, fails.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -29,6 +30,7 @@
 #include "common/fp_convert.h"
 #include "common/quantize.h"
 #include "isa_scan.h"
+#include "memra/cpu_experts.h"
 #include "simd/ue4m3_table.h"
 #include "synthetic_weights.h"
 #include "memra_backend_rows.h"
@@ -279,6 +281,58 @@ INSTANTIATE_TEST_SUITE_P(Builds, SimdVsScalar,
                              return std::string(std::get<0>(i.param)) + "_" + std::get<1>(i.param);
                          });
 
+// BF16 where the pair order's DAZ/FTZ decide bits (plugins/scalar/dot_float.cpp): weights and
+// activations around 2^-60..2^-75, whose products and partial sums fall below FLT_MIN, with some
+// subnormal and zero elements, and rows with a tail after the last whole 64. Every build (by
+// vdpbf16ps or by vfmadds under MXCSR DAZ/FTZ) must equal the scalar reference, and must leave
+// the caller's MXCSR as it found it.
+class SimdBf16 : public ::testing::TestWithParam<const char *> {};
+
+std::vector<uint16_t> tiny_bf16(size_t count, std::mt19937 &rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<uint16_t> v(count);
+    for (auto &h : v) {
+        h = f32_to_bf16(std::ldexp(normal(rng), -60 - int(rng() % 16)));
+        if (rng() % 9 == 0) h = uint16_t((rng() & 0x807F) | (rng() % 2));  // subnormal or zero
+    }
+    return v;
+}
+
+TEST_P(SimdBf16, FlushesAndRoundsAsVdpbf16ps) {
+    std::string why;
+    bool cpu_lacks = false;
+    const memra_backend_v2 *t = build_table(GetParam(), &why, &cpu_lacks);
+    if (!t && cpu_lacks) GTEST_SKIP() << why;
+    ASSERT_NE(t, nullptr) << "broken plugin: " << why;
+    const memra_kernel_v2 *k = find_kernel(t, MEMRA_QTYPE_BF16);
+    ASSERT_NE(k, nullptr);
+    const memra_kernel_v2 &sk = testkit::scalar_kernel(MEMRA_QTYPE_BF16);
+    std::mt19937 rng(29);
+    for (int32_t n : {64, 1000, 4096}) {
+        constexpr int32_t kOut = 9, kActs = 5;
+        const size_t row_bytes = 2 * size_t(n);
+        const std::vector<uint16_t> w = tiny_bf16(size_t(kOut) * size_t(n), rng);
+        const std::vector<uint16_t> x = tiny_bf16(size_t(kActs) * size_t(n), rng);
+        const auto *wb = reinterpret_cast<const uint8_t *>(w.data());
+        std::vector<float> want(size_t(kOut) * kActs), got(want.size(), -7.0f), gemv(static_cast<size_t>(kOut));
+        for (int32_t j = 0; j < kActs; ++j) sk.gemv(wb, row_bytes, kOut, n, &x[size_t(j) * size_t(n)], &want[size_t(j) * kOut]);
+        const unsigned mxcsr = _mm_getcsr();
+        k->gemm(wb, row_bytes, kOut, n, x.data(), row_bytes, kActs, got.data(), kOut);
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0)
+            << "gemm, n = " << n << ": " << first_difference(got.data(), want.data(), want.size());
+        for (int32_t j = 0; j < kActs; ++j) {
+            k->gemv(wb, row_bytes, kOut, n, &x[size_t(j) * size_t(n)], gemv.data());
+            EXPECT_EQ(std::memcmp(gemv.data(), &want[size_t(j) * kOut], gemv.size() * 4), 0)
+                << "gemv, n = " << n << ", activation " << j << ": "
+                << first_difference(gemv.data(), &want[size_t(j) * kOut], gemv.size());
+        }
+        EXPECT_EQ(_mm_getcsr(), mxcsr) << "MXCSR changed by the kernels";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Builds, SimdBf16, ::testing::ValuesIn(kBuilds),
+                         [](const auto &i) { return std::string(i.param); });
+
 // Each build's activation quantizers write the canonical quantizers' bytes (plugins/common),
 // which the scalar reference and every dot test use: rows of blocks that are ordinary, tiny, huge,
 // exactly on rounding ties, all zero, subnormal, with NaN or infinity, and with the largest
@@ -431,6 +485,10 @@ TEST_P(SimdModule, UsesOnlyItsOwnIsa) {
         EXPECT_EQ(count("vpdp"), 0u) << "the " << name << " module contains VNNI code";
     else
         EXPECT_GT(count("vpdpbusd"), 0u) << name << " has no vpdpbusd";
+    if (!requires_feature("avx512_bf16"))
+        EXPECT_EQ(count("vdpbf16ps"), 0u) << "the " << name << " module contains AVX512_BF16 code";
+    else
+        EXPECT_GT(count("vdpbf16ps"), 0u) << name << " has no vdpbf16ps";
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, SimdModule, ::testing::ValuesIn(kPlugins),
