@@ -8,9 +8,9 @@
 #include "error.h"
 #include "library.h"
 #include "memra/cpu_experts.h"
-#include "moe.h"
+#include "compute/moe.h"
 #include "stats.h"
-#include "validate.h"
+#include "compute/validate.h"
 
 #define MEMRA_EXPORT extern "C" __attribute__((visibility("default")))
 

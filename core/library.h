@@ -13,10 +13,10 @@
 #include <atomic>
 #include <mutex>
 
-#include "backend_registry.h"
-#include "cache.h"
-#include "prefetch.h"
-#include "settings.h"
+#include "dispatch/backend_registry.h"
+#include "weights/cache.h"
+#include "weights/prefetch.h"
+#include "dispatch/settings.h"
 #include "stats.h"
 
 namespace memra {

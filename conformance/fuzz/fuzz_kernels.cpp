@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "common/quantize.h"
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 #include "fuzz_util.h"
 #include "memra/backend.h"
 #include "memra/qtypes.h"
-#include "plugin_loader.h"
+#include "dispatch/plugin_loader.h"
 #include "scalar/scalar_backend.h"
 
 namespace memra::fuzz {

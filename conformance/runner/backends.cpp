@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "settings.h"
+#include "dispatch/settings.h"
 
 namespace memra::conformance {
 namespace {

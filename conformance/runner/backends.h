@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "backend_registry.h"
-#include "cpu_features.h"
+#include "dispatch/backend_registry.h"
+#include "dispatch/cpu_features.h"
 #include "memra/backend.h"
-#include "plugin_loader.h"
+#include "dispatch/plugin_loader.h"
 
 namespace memra::conformance {
 

@@ -6,9 +6,9 @@
 
 #include "activations.h"
 #include "kernel_case.h"
-#include "moe.h"
+#include "compute/moe.h"
 #include "problems.h"
-#include "validate.h"
+#include "compute/validate.h"
 
 namespace memra::conformance {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "backend_registry.h"
+#include "dispatch/backend_registry.h"
 #include "expert_set.h"
 
 namespace memra::conformance {

@@ -20,7 +20,7 @@
 #include "library_path.h"
 #include "report.h"
 #include "run.h"
-#include "settings.h"
+#include "dispatch/settings.h"
 
 namespace po = boost::program_options;
 namespace conf = memra::conformance;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "backends.h"
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 #include "run.h"
 
 namespace memra::conformance {

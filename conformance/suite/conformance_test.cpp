@@ -33,10 +33,10 @@
 #include "backends.h"
 #include "expert_set.h"
 #include "formats.h"
-#include "moe.h"
+#include "compute/moe.h"
 #include "plan.h"
 #include "run.h"
-#include "settings.h"
+#include "dispatch/settings.h"
 #include "synthetic_weights.h"
 
 namespace memra::conformance {

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <string>
 
-#include "backend_registry.h"
+#include "dispatch/backend_registry.h"
 #include "memra/cpu_experts.h"
 #include "memra/qtypes.h"
-#include "plugin_loader.h"
+#include "dispatch/plugin_loader.h"
 
 namespace memra {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backend_inventory.h"
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 
 namespace memra {
 namespace {

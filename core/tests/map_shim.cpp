@@ -7,7 +7,7 @@
 #include <atomic>
 
 #ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // as in core/slab_pool.cpp
+#define MADV_POPULATE_WRITE 23  // as in core/weights/slab_pool.cpp
 #endif
 
 namespace memra::tests {

@@ -1,6 +1,6 @@
 // Cache-growth faults on demand: definitions of mmap and madvise in the test executable, which
 // the library's calls resolve to (as pread_shim.h does for pread), so the slab pool under test
-// (core/slab_pool.cpp) is the real, unmodified one. Unarmed, they forward. Armed, they act only
+// (core/weights/slab_pool.cpp) is the real, unmodified one. Unarmed, they forward. Armed, they act only
 // on the pool's own calls: an anonymous MAP_NORESERVE read-write mapping, and
 // madvise(MADV_POPULATE_WRITE), which is how the pool faults a new slab in.
 #pragma once

@@ -14,8 +14,8 @@
 
 #include "backend_inventory.h"
 #include "client_checks.h"
-#include "cpu_features.h"
-#include "plugin_loader.h"
+#include "dispatch/cpu_features.h"
+#include "dispatch/plugin_loader.h"
 
 namespace memra::tests {
 namespace {

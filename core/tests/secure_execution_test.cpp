@@ -14,7 +14,7 @@
 
 #include "backend_inventory.h"
 #include "client_checks.h"
-#include "settings.h"
+#include "dispatch/settings.h"
 
 namespace memra::tests {
 namespace {

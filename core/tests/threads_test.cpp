@@ -105,7 +105,7 @@ int process_threads() {
 
 // A caller allowed on one CPU (taskset, a cpuset) asking for 8 threads: the team is sized to
 // the CPUs it may run on, so the call starts no helper threads (each calling thread has helpers
-// of its own, core/team.h, so a fresh caller thread starts with none), and the result is the same
+// of its own, core/compute/team.h, so a fresh caller thread starts with none), and the result is the same
 // bits.
 TEST(Threads, TeamIsCappedByTheCallersAffinity) {
     const testkit::TokenProblem p = testkit::make_token_problem(mixed_specs(), kEmbd, kFf, 50);

@@ -1,7 +1,7 @@
-// The weight cache on its own (core/cache.h, a WeightCache built with its own budget and
+// The weight cache on its own (core/weights/cache.h, a WeightCache built with its own budget and
 // counters): LRU order, pins, the budget, one read for concurrent misses, refused growth, chunk
-// reuse; a call that cannot stream what it cannot cache (core/weight_source.h); and the budget
-// variable's syntax (core/settings.h).
+// reuse; a call that cannot stream what it cannot cache (core/weights/weight_source.h); and the budget
+// variable's syntax (core/dispatch/settings.h).
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -15,10 +15,10 @@
 #include <thread>
 #include <vector>
 
-#include "cache.h"
+#include "weights/cache.h"
 #include "error.h"
-#include "settings.h"
-#include "weight_source.h"
+#include "dispatch/settings.h"
+#include "weights/weight_source.h"
 
 namespace memra {
 namespace {

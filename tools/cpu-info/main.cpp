@@ -10,8 +10,8 @@
 #include <iostream>
 #include <string>
 
-#include "backend_registry.h"
-#include "cpu_features.h"
+#include "dispatch/backend_registry.h"
+#include "dispatch/cpu_features.h"
 #include "json_writer.h"
 #include "library_open.h"
 #include "library_path.h"

@@ -1,6 +1,6 @@
 /* The CPU features a backend plugin may require: one row each, and the only place a feature is
  * named. From this list come the memra_cpu_feature enum (below), the core's CPUID/XGETBV
- * detection and its name <-> bit mapping (core/cpu_features.cpp), and the feature names the
+ * detection and its name <-> bit mapping (core/dispatch/cpu_features.cpp), and the feature names the
  * CMake build knows (plugins/backends.cmake: manifests, plugin masks, tests' feature lists).
  *
  *   X(ID, name, bit, leaf, subleaf, reg, cpuid_bit, state)

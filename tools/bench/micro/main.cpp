@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 #include "formats.h"
 #include "library_path.h"
-#include "plugin_loader.h"
+#include "dispatch/plugin_loader.h"
 #include "synthetic_weights.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// served_by() reads the library's describe line (core/backend_registry.cpp writes it): the
+// served_by() reads the library's describe line (core/dispatch/backend_registry.cpp writes it): the
 // format groups, including a fallback plugin's, and nothing from the other groups.
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "backends.h"
-#include "cpu_features.h"
-#include "settings.h"
+#include "dispatch/cpu_features.h"
+#include "dispatch/settings.h"
 
 namespace memra::truth {
 namespace {

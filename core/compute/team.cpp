@@ -1,4 +1,4 @@
-#include "team.h"
+#include "compute/team.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "call_plan.h"
+#include "compute/call_plan.h"
 
 namespace memra {
 

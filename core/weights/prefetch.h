@@ -14,7 +14,7 @@
 #include <map>
 #include <mutex>
 
-#include "cache.h"
+#include "weights/cache.h"
 #include "memra_cpu_experts_v2.h"
 
 namespace memra {

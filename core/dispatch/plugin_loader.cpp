@@ -1,4 +1,4 @@
-#include "plugin_loader.h"
+#include "dispatch/plugin_loader.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -10,9 +10,9 @@
 #include <set>
 #include <string_view>
 
-#include "fd_module.h"
+#include "dispatch/fd_module.h"
 #include "memra/qtypes.h"
-#include "trusted_file.h"
+#include "dispatch/trusted_file.h"
 
 #ifndef MEMRA_BACKEND_SUBDIR
 #error "MEMRA_BACKEND_SUBDIR must name the backend directory relative to the library"

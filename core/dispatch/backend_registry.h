@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 #include "memra/backend.h"
-#include "plugin_loader.h"
-#include "settings.h"
+#include "dispatch/plugin_loader.h"
+#include "dispatch/settings.h"
 
 namespace memra {
 

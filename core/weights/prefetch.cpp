@@ -1,4 +1,4 @@
-#include "prefetch.h"
+#include "weights/prefetch.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "error.h"
-#include "io.h"
+#include "weights/io.h"
 #include "stats.h"
-#include "weight_source.h"
+#include "weights/weight_source.h"
 
 namespace memra {
 namespace {

@@ -8,11 +8,11 @@
 #include <memory>
 #include <vector>
 
-#include "cache.h"
-#include "call_plan.h"
+#include "weights/cache.h"
+#include "compute/call_plan.h"
 #include "error.h"
 #include "memra_cpu_experts_v2.h"
-#include "scratch.h"
+#include "compute/scratch.h"
 
 namespace memra {
 

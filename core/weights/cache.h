@@ -14,8 +14,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "io.h"
-#include "slab_pool.h"
+#include "weights/io.h"
+#include "weights/slab_pool.h"
 #include "stats.h"
 
 namespace memra {

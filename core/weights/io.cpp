@@ -1,4 +1,4 @@
-#include "io.h"
+#include "weights/io.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

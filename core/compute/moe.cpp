@@ -1,9 +1,9 @@
 // The two compute entry points as thin builders: each describes its call as (experts x rows) in a
 // CallPlan (call_plan.h) and hands it to the one executor (execute.h).
-#include "moe.h"
+#include "compute/moe.h"
 
-#include "call_plan.h"
-#include "execute.h"
+#include "compute/call_plan.h"
+#include "compute/execute.h"
 #include "stats.h"
 
 namespace memra {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "trusted_file.h"
+#include "dispatch/trusted_file.h"
 
 namespace boost { namespace dll { class shared_library; } }
 

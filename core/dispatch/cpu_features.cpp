@@ -1,4 +1,4 @@
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 
 #include <cpuid.h>
 

@@ -1,8 +1,8 @@
-#include "call_plan.h"
+#include "compute/call_plan.h"
 
 #include <algorithm>
 
-#include "backend_registry.h"
+#include "dispatch/backend_registry.h"
 #include "error.h"
 #include "memra/qtypes.h"
 

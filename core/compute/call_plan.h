@@ -15,7 +15,7 @@
 
 #include "memra/backend.h"
 #include "memra_cpu_experts_v2.h"
-#include "scratch.h"
+#include "compute/scratch.h"
 
 namespace memra {
 

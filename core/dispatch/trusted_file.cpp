@@ -1,4 +1,4 @@
-#include "trusted_file.h"
+#include "dispatch/trusted_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "execute.h"
+#include "compute/execute.h"
 
 #include <sched.h>
 
@@ -9,12 +9,12 @@
 #include <memory>
 #include <thread>
 
-#include "backend_registry.h"
+#include "dispatch/backend_registry.h"
 #include "library.h"
-#include "scratch.h"
+#include "compute/scratch.h"
 #include "stats.h"
-#include "team.h"
-#include "weight_source.h"
+#include "compute/team.h"
+#include "weights/weight_source.h"
 
 namespace memra {
 namespace {

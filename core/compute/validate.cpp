@@ -1,9 +1,9 @@
-#include "validate.h"
+#include "compute/validate.h"
 
 #include <cmath>
 #include <string>
 
-#include "call_plan.h"
+#include "compute/call_plan.h"
 #include "error.h"
 #include "memra/qtypes.h"
 

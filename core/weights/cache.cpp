@@ -1,4 +1,4 @@
-#include "cache.h"
+#include "weights/cache.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

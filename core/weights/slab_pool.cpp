@@ -1,4 +1,4 @@
-#include "slab_pool.h"
+#include "weights/slab_pool.h"
 
 #include <sys/mman.h>
 

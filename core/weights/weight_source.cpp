@@ -1,4 +1,4 @@
-#include "weight_source.h"
+#include "weights/weight_source.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <new>
 #include <string>
 
-#include "io.h"
+#include "weights/io.h"
 #include "stats.h"
 
 namespace memra {

@@ -1,8 +1,8 @@
-#include "plugin_manifest.h"
+#include "dispatch/plugin_manifest.h"
 
 #include <sstream>
 
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 
 namespace memra {
 namespace {

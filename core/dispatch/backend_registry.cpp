@@ -1,4 +1,4 @@
-#include "backend_registry.h"
+#include "dispatch/backend_registry.h"
 
 #include "memra/qtypes.h"
 

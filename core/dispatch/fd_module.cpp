@@ -1,4 +1,4 @@
-#include "fd_module.h"
+#include "dispatch/fd_module.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "settings.h"
+#include "dispatch/settings.h"
 
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 
 namespace memra {
 namespace {

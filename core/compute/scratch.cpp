@@ -1,4 +1,4 @@
-#include "scratch.h"
+#include "compute/scratch.h"
 
 #include <sys/mman.h>
 

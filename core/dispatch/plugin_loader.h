@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cpu_features.h"
+#include "dispatch/cpu_features.h"
 #include "memra/backend.h"
-#include "plugin_manifest.h"
+#include "dispatch/plugin_manifest.h"
 
 namespace boost { namespace dll { class shared_library; } }
 
