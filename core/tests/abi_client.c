@@ -1,8 +1,8 @@
 /* memra-abi-client: uses the library exactly as the memra engine does. It links nothing of the
  * project: the path comes from MEMRA_CPU_EXPERT_LIB or argv[1], the library is dlopen'ed with
- * RTLD_NOW | RTLD_LOCAL and every entry point is resolved by name (testkit/abi_loader.h). It runs
- * a token call and a rows call on built-in data, checks the numbers against a double-precision
- * evaluation, and prints the describe line.
+ * RTLD_NOW | RTLD_LOCAL and every entry point is resolved by name (tools/common/abi_loader.h). It
+ * runs a token call and a rows call on built-in data, checks the numbers against a
+ * double-precision evaluation, and prints the describe line.
  *
  * Everything goes to stdout (the plugin-selection tests read stderr for the library's own log).
  * Exit status: 0 all calls succeeded and were right; 2 the library could not be loaded or lacks a
@@ -89,8 +89,8 @@ static double relative_error(const float *got, const double *want, int n) {
     return sqrt(diff / norm);
 }
 
-/* The Q8_0 rounding of x and of h errs by ~0.6% each (testkit/accuracy.h); 3% leaves a wide
- * margin while still catching a wrong format, scale or row. */
+/* The Q8_0 rounding of x and of h errs by ~0.6% each (tools/expertkit/accuracy.h); 3% leaves a
+ * wide margin while still catching a wrong format, scale or row. */
 static const double kTolerance = 0.03;
 
 int main(int argc, char **argv) {
@@ -100,9 +100,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: memra-abi-client LIBRARY (or MEMRA_CPU_EXPERT_LIB=LIBRARY)\n");
         return EXIT_LOAD;
     }
-    memra_testkit_abi abi;
+    memra_loaded_abi abi;
     char error[512] = "";
-    if (memra_testkit_abi_open(path, &abi, error, sizeof error) != 0) {
+    if (memra_loaded_abi_open(path, &abi, error, sizeof error) != 0) {
         printf("load: %s\n", error);
         return EXIT_LOAD;
     }
@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
     printf("stats: cache hits %llu misses %llu; prepare %llu ns, compute %llu ns\n",
            (unsigned long long)hits, (unsigned long long)misses, (unsigned long long)prepare,
            (unsigned long long)compute);
-    memra_testkit_abi_close(&abi);
+    memra_loaded_abi_close(&abi);
     printf("ok\n");
     return 0;
 }

@@ -1,6 +1,7 @@
 // Accuracy of the token and rows calls against the two double-precision references of
-// testkit/reference.h, with the tolerances derived in testkit/accuracy.h: every format alone,
-// formats mixed across projections, non-unit scales, signed and zero route weights, n_ff != n_embd.
+// tools/expertkit/reference.h, with the tolerances derived in tools/expertkit/accuracy.h: every
+// format alone, formats mixed across projections, non-unit scales, signed and zero route weights,
+// n_ff != n_embd.
 #include <gtest/gtest.h>
 
 #include <cmath>

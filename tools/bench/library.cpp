@@ -14,10 +14,10 @@ void check(int32_t status, const char *what, const char *error) {
 
 Library::Library(const std::string &path) {
     char error[1024] = "";
-    if (memra_testkit_abi_open(path.c_str(), &abi_, error, sizeof error) != 0) throw std::runtime_error(error);
+    if (memra_loaded_abi_open(path.c_str(), &abi_, error, sizeof error) != 0) throw std::runtime_error(error);
 }
 
-Library::~Library() { memra_testkit_abi_close(&abi_); }
+Library::~Library() { memra_loaded_abi_close(&abi_); }
 
 std::string Library::describe() const {
     if (!abi_.describe) return "";

@@ -1,5 +1,5 @@
 // libmemra-cpu-experts as the engine sees it: dlopen'ed by path, entry points by dlsym
-// (testkit/abi_loader.h), every failed call turned into an exception carrying the library's
+// (tools/common/abi_loader.h), every failed call turned into an exception carrying the library's
 // message, so that the measurement code reads as a sequence of calls.
 #pragma once
 
@@ -42,7 +42,7 @@ public:
     CacheCounters cache() const;
 
 private:
-    memra_testkit_abi abi_{};
+    memra_loaded_abi abi_{};
 };
 
 // Which plugin serves `format` according to a describe line ("memra-cpu-experts: backend B ...;

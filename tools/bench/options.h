@@ -59,7 +59,7 @@ const char *mode_name(Mode m);
 // "1.5G", "64M", "4096" -> bytes; throws std::invalid_argument naming the text.
 uint64_t parse_bytes(const std::string &text);
 
-// The ggml spelling of a qtype (tools/bench does not link the testkit into its option parsing).
+// The ggml spelling of a qtype (tools/bench does not link the expert kit into its option parsing).
 std::string format_name(int32_t qtype);
 
 }  // namespace memra::bench

@@ -6,7 +6,7 @@ namespace memra::demo {
 
 const char *source_name(gguf_tool::WeightSource s) { return s == gguf_tool::WeightSource::File ? "file" : "memory"; }
 
-std::vector<Case> run_cases(const memra_testkit_abi &abi, const gguf::File &file, int tokens, int rows, uint64_t seed,
+std::vector<Case> run_cases(const memra_loaded_abi &abi, const gguf::File &file, int tokens, int rows, uint64_t seed,
                             int threads) {
     const std::vector<gguf::MoeLayer> layers = gguf::find_moe_layers(file.model());
     if (layers.empty()) throw std::runtime_error(file.path() + ": no MoE expert tensors");

@@ -27,7 +27,7 @@ struct Case {
 
 // Layer by layer: the token call from memory then file, then the rows call likewise. Throws std::runtime_error when the file has no MoE layer or
 // an unusable one; a failing call is recorded in its Case's result.failure.
-std::vector<Case> run_cases(const memra_testkit_abi &abi, const gguf::File &file, int tokens, int rows, uint64_t seed,
+std::vector<Case> run_cases(const memra_loaded_abi &abi, const gguf::File &file, int tokens, int rows, uint64_t seed,
                             int threads);
 
 const char *source_name(gguf_tool::WeightSource s);

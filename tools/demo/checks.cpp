@@ -30,7 +30,7 @@ double badness(const testkit::Verdict &v) {
 }
 
 // Each token of the case against the double references, computed from the same bytes in memory
-// (the reference decodes with the scalar kernels linked into the testkit, not the library).
+// (the reference decodes with the scalar kernels linked into the expert kit, not the library).
 void judge_case(const gguf::File &file, const Case &c, Row &row) {
     const gguf_tool::LayerExperts experts(file, c.layer, c.selection.experts, c.selection.route_weights, WeightSource::Memory);
     const size_t n = c.layer.n_embd;
@@ -131,7 +131,7 @@ void print(const Report &report) {
         "vs scalar: the same tokens on MEMRA_CPU_EXPERT_BACKEND=scalar (bit-identical required; otherwise the max\n"
         "           relative L2 difference is shown, and fails); vs exact: relative L2 error against the dequantized weights applied in double\n"
         "           to the f32 input; vs ggml: against the same with activations rounded as ggml does (only the\n"
-        "           float order differs); each the worst token, tolerances derived in conformance/testkit/accuracy.h.\n"
+        "           float order differs); each the worst token, tolerances derived in tools/expertkit/accuracy.h.\n"
         "           The file source must equal the memory source bit for bit. us/call: the median of one token\n"
         "           call, or of one batch (a rows call per expert); GB/s: the weights one call reads / that median.\n");
 }

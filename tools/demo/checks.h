@@ -1,6 +1,6 @@
 // The demo's verdicts on its cases and the table that shows them. Per case (a layer, a call, a
 // weight source): the scalar backend's outputs (bit-identical required, gguf_tool::
-// Agreement), the testkit's double-precision references (testkit::judge's derived
+// Agreement), the expert kit's double-precision references (testkit::judge's derived
 // tolerances), and for the file source the memory source's outputs (the same bytes through the
 // same code: bit-identical).
 #pragma once

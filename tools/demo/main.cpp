@@ -4,7 +4,7 @@
 // every layer's experts token after token and in batches of rows, from both weight sources (the
 // mapped file, and file_fd + file_offset), and checks each result three ways: against the same
 // run on the scalar reference backend (a child process, the check of `memra-gguf run`), against
-// the double-precision references of the testkit, and the file source against the memory source.
+// the double-precision references of the expert kit, and the file source against the memory source.
 // Exit 0 only if every check passes; 1 if one fails or something cannot be done; 2 for bad
 // arguments.
 #include <stdlib.h>
@@ -111,19 +111,19 @@ bool parse(int argc, char **argv, Options &o) {
 }
 
 // dlopen + dlsym as the engine does; throws with dlopen's reason or the missing symbol.
-memra_testkit_abi open_library(const std::string &path) {
-    memra_testkit_abi abi;
+memra_loaded_abi open_library(const std::string &path) {
+    memra_loaded_abi abi;
     char error[1024] = "";
-    if (memra_testkit_abi_open(path.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
+    if (memra_loaded_abi_open(path.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
     return abi;
 }
 
 // The scalar child: the same cases on the scalar backend, every output written to o.scalar_child.
 int scalar_child(const Options &o) {
-    memra_testkit_abi abi = open_library(o.lib);
+    memra_loaded_abi abi = open_library(o.lib);
     const gguf::File file(o.model);
     const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.rows, o.seed, o.threads);
-    memra_testkit_abi_close(&abi);
+    memra_loaded_abi_close(&abi);
     for (const demo::Case &c : cases)
         if (!c.result.failure.empty()) throw std::runtime_error("scalar backend: " + c.result.failure);
     gguf_tool::write_floats(o.scalar_child, demo::all_outputs(cases));
@@ -144,7 +144,7 @@ std::vector<float> scalar_outputs(const Options &o, const std::string &model, co
 }
 
 int demo_main(const Options &o) {
-    memra_testkit_abi abi = open_library(o.lib);
+    memra_loaded_abi abi = open_library(o.lib);
     const std::string line = gguf_tool::describe_library(abi);
     std::printf("library: %s\n%s\n", o.lib.c_str(), line.empty() ? "(the library has no describe line)" : line.c_str());
 
@@ -163,7 +163,7 @@ int demo_main(const Options &o) {
 
     const gguf::File file(model);
     const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.rows, o.seed, o.threads);
-    memra_testkit_abi_close(&abi);
+    memra_loaded_abi_close(&abi);
 
     std::string scalar_failure;
     const std::vector<float> scalar = scalar_outputs(o, model, scratch.file("scalar.f32"), scalar_failure);

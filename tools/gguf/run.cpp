@@ -217,15 +217,15 @@ int run_main(int argc, char **argv) {
 
     const LayerExperts experts(file, *layer, o.experts, o.weights,
                                o.source == "file" ? WeightSource::File : WeightSource::Memory);
-    memra_testkit_abi abi;
+    memra_loaded_abi abi;
     char error[1024] = "";
-    if (memra_testkit_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
+    if (memra_loaded_abi_open(o.lib.c_str(), &abi, error, sizeof error) != 0) throw std::runtime_error(error);
     const std::vector<float> inputs = make_inputs(o.seed, o.tokens, layer->n_embd);
     if (!o.dump_inputs.empty()) write_floats(o.dump_inputs, inputs);
     const Measurement m = o.rows ? measure_rows(abi, experts, inputs, layer->n_embd, o.rows, o.threads, o.progress)
                                  : measure_tokens(abi, experts, inputs, layer->n_embd, o.threads, o.progress);
     const std::string library_line = describe_library(abi);
-    memra_testkit_abi_close(&abi);
+    memra_loaded_abi_close(&abi);
     if (!m.failure.empty()) throw std::runtime_error(m.failure);
     if (!o.dump_outputs.empty()) write_floats(o.dump_outputs, m.outputs);
 

@@ -22,7 +22,7 @@ namespace {
 // The counters' deltas over one measurement (cache[3], resident bytes, is a level).
 class CounterDelta {
 public:
-    explicit CounterDelta(const memra_testkit_abi &abi) : abi_(abi) {
+    explicit CounterDelta(const memra_loaded_abi &abi) : abi_(abi) {
         abi.cache_stats(&c0_[0], &c0_[1], &c0_[2], &c0_[3]);
         abi.profile_stats(&p0_[0], &p0_[1], &p0_[2], &p0_[3]);
     }
@@ -37,7 +37,7 @@ public:
     }
 
 private:
-    const memra_testkit_abi &abi_;
+    const memra_loaded_abi &abi_;
     uint64_t c0_[4], p0_[4];
 };
 
@@ -63,7 +63,7 @@ std::string call_failure(const char *entry, int32_t status, const char *error) {
 
 }  // namespace
 
-Measurement measure_tokens(const memra_testkit_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
+Measurement measure_tokens(const memra_loaded_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
                            uint64_t n_embd, int threads, int progress) {
     Measurement m;
     const int tokens = int(inputs.size() / n_embd);
@@ -79,7 +79,7 @@ Measurement measure_tokens(const memra_testkit_abi &abi, const LayerExperts &exp
     return m;
 }
 
-Measurement measure_rows(const memra_testkit_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
+Measurement measure_rows(const memra_loaded_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
                          uint64_t n_embd, int rows, int threads, int progress) {
     Measurement m;
     const int tokens = int(inputs.size() / n_embd), batches = (tokens + rows - 1) / rows;
@@ -111,7 +111,7 @@ double percentile(std::vector<double> v, double p) {
     return v[std::min(v.size() - 1, rank ? rank - 1 : 0)];
 }
 
-std::string describe_library(const memra_testkit_abi &abi) {
+std::string describe_library(const memra_loaded_abi &abi) {
     if (!abi.describe) return "";
     std::string line(abi.describe(nullptr, 0) + 1, '\0');
     abi.describe(line.data(), line.size());

@@ -25,20 +25,20 @@ struct Measurement {
 
 // One memra_cpu_moe_token_v2 call per token of inputs (tokens x n_embd), threads each; stops at
 // the first failing call. progress: Progress's enabled (-1 on a terminal, 0 never, 1 always).
-Measurement measure_tokens(const memra_testkit_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
+Measurement measure_tokens(const memra_loaded_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
                            uint64_t n_embd, int threads, int progress);
 
 // The same sum of the experts for batches of `rows` tokens (the last batch holds what is left):
 // per batch, one memra_cpu_expert_rows_v2 call per expert with its route weight on every row, the
 // experts' outputs summed in expert order in float, as an engine scattering prefill results does.
 // latency_s holds one entry per batch (all its experts' calls).
-Measurement measure_rows(const memra_testkit_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
+Measurement measure_rows(const memra_loaded_abi &abi, const LayerExperts &experts, const std::vector<float> &inputs,
                          uint64_t n_embd, int rows, int threads, int progress);
 
 // Nearest-rank percentile (p in [0, 1]) of a non-empty sample.
 double percentile(std::vector<double> v, double p);
 
 // The library's describe line (its project extension), "" when it has none.
-std::string describe_library(const memra_testkit_abi &abi);
+std::string describe_library(const memra_loaded_abi &abi);
 
 }  // namespace memra::gguf_tool

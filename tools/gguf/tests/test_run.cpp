@@ -228,14 +228,14 @@ TEST_F(Run, OutputsEqualDirectLibraryCallsFromMemoryAndFile) {
         EXPECT_EQ(experts[0].gate.in_features, 512);
         EXPECT_EQ(experts[0].gate.out_features, 256);
         EXPECT_EQ(experts[0].down.out_features, 512);
-        memra_testkit_abi abi;
+        memra_loaded_abi abi;
         char error[1024] = "";
-        ASSERT_EQ(memra_testkit_abi_open(MEMRA_TEST_LIBRARY, &abi, error, sizeof error), 0) << error;
+        ASSERT_EQ(memra_loaded_abi_open(MEMRA_TEST_LIBRARY, &abi, error, sizeof error), 0) << error;
         std::vector<float> direct(inputs.size());
         for (size_t t = 0; t < 5; ++t)
             ASSERT_EQ(abi.moe_token(experts.data(), int32_t(experts.size()), inputs.data() + t * 512, direct.data() + t * 512,
                                     2, error, sizeof error), 0) << error;
-        memra_testkit_abi_close(&abi);
+        memra_loaded_abi_close(&abi);
         EXPECT_EQ(std::memcmp(direct.data(), from_memory.data(), direct.size() * sizeof(float)), 0)
             << (from_file ? "file" : "memory") << " source";
     }

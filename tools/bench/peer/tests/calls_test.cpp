@@ -1,5 +1,5 @@
 // Whole calls through the public ABI, against ggml's MoE graph on the same bytes: the library as
-// the engine loads it (dlopen + dlsym, testkit/abi_loader.h), its backend forced by
+// the engine loads it (dlopen + dlsym, tools/common/abi_loader.h), its backend forced by
 // MEMRA_CPU_EXPERT_BACKEND (ctest runs this binary once per plugin), and ggml's graph of llama.cpp's
 // build_moe_ffn run by the peer module (tools/bench/peer) with the contract's silu
 // (MEMRA_GGML_PEER_EXACT_SILU: ggml's own vectorised silu differs in the last bit of about a

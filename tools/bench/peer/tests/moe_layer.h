@@ -1,7 +1,7 @@
 // One MoE layer's experts, laid out once for both sides: three tensors (gate, up, down), each
 // expert's rows back to back, 64-byte aligned, as ggml's mul_mat_id takes them (the peer's
 // memra_ggml_peer_weights) and as memra's CpuExpertV2 descriptors point at them: the same bytes.
-// Every expert's weights are testkit's synthetic weights of its own seed (sane scales).
+// Every expert's weights are the expert kit's synthetic weights of its own seed (sane scales).
 #pragma once
 
 #include <cstdint>

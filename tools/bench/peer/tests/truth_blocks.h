@@ -1,6 +1,6 @@
 // The weight bytes the decode and dot truths feed to ggml and to memra: for each format, blocks of
 // uniformly random bytes (every byte pattern of these formats is a valid block: codes index full
-// tables, scales are any fp16/UE4M3/bf16/f32 pattern), realistic blocks (testkit's synthetic
+// tables, scales are any fp16/UE4M3/bf16/f32 pattern), realistic blocks (the expert kit's synthetic
 // weights), and edge cases: all-zero and all-0xFF blocks, and every scale field set in turn to the
 // special values of its type (fp16: +-0, smallest and largest subnormal, smallest normal, 1, +-max,
 // +-inf, quiet and signalling NaN; UE4M3: 0, subnormals, the largest, the NaN byte 0x7F and the

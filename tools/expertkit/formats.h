@@ -1,6 +1,6 @@
-// Weight and activation formats as the tests see them: decoding through the scalar backend (the
-// readable reference implementation), the canonical activation quantizers, and the rounding
-// geometry of each activation format that the accuracy model of reference.h needs.
+// Weight and activation formats as the tools and tests see them: decoding through the scalar
+// backend (the readable reference implementation), the canonical activation quantizers, and the
+// rounding geometry of each activation format that the accuracy model of reference.h needs.
 #pragma once
 
 #include <cstdint>
