@@ -35,11 +35,9 @@ Library::Library()
 
 WeightCache &Library::cache() {
     std::call_once(cache_once_, [this] {
-        // prefault (the background spare slabs, cache.h) stays off: with it on, a child forked
-        // while two other threads were computing from files hung in about one fork of ten under
-        // load (Fork.ChildOfAProcessWhoseOtherThreadsAreComputing, 3 of 3 runs failed; 0 of 30
-        // with it off). Until that is understood, the cache grows on demand.
-        cache_ = new WeightCache(settings().cache_bytes, stats_, SlabPool::map_prefaulted, /*prefault=*/false);
+        // prefault: the cache grows ahead of demand, its spare slabs faulted in by a background
+        // thread (cache.h), so the faulting of fresh memory leaves the calls' path.
+        cache_ = new WeightCache(settings().cache_bytes, stats_, SlabPool::map_prefaulted, /*prefault=*/true);
         pthread_atfork([] { g_library.load()->cache_->before_fork(); },
                        [] { g_library.load()->cache_->after_fork_in_parent(); },
                        [] { g_library.load()->cache_->after_fork_in_child(); });

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,13 @@ PreadFn real_pread() {
     static PreadFn fn = reinterpret_cast<PreadFn>(dlsym(RTLD_NEXT, "pread"));
     return fn;
 }
+
+// fork(): a child inherits g_mutex as it was at the fork: held, if another thread was inside a
+// critical section below then, by a thread that does not exist in the child, whose first read
+// then waits forever (Fork.ChildOfAProcessWhoseOtherThreadsAreComputing hung so). The fork waits
+// for the section to end instead, and both sides let go after it.
+[[maybe_unused]] const bool g_fork_safe =
+    pthread_atfork([] { g_mutex.lock(); }, [] { g_mutex.unlock(); }, [] { g_mutex.unlock(); }) == 0;
 
 bool same_file(int fd, dev_t dev, ino_t ino) {
     struct stat st;
@@ -64,14 +72,17 @@ extern "C" __attribute__((visibility("default"))) ssize_t pread(int fd, void *bu
     PreadFault fault;
     dev_t dev;
     ino_t ino;
+    bool armed;
     {
+        // The fault is copied under the lock; no read is ever made under it (it used to make the
+        // unarmed read there), because a read may take long and the fork handlers wait for the lock.
         std::lock_guard<std::mutex> lock(g_mutex);
-        if (!g_armed) return real_pread()(fd, buf, count, offset);
+        armed = g_armed;
         fault = g_fault;
         dev = g_dev;
         ino = g_ino;
     }
-    if (!same_file(fd, dev, ino)) return real_pread()(fd, buf, count, offset);
+    if (!armed || !same_file(fd, dev, ino)) return real_pread()(fd, buf, count, offset);
     ++g_reads;
     switch (fault.kind) {
     case PreadFault::Kind::kFailAt:
