@@ -15,8 +15,8 @@
 #pragma once
 
 #include <algorithm>
-#include <cstring>
 
+#include "common/bytes.h"
 #include "common/fp_convert.h"
 #include "simd/formats_float.h"
 
@@ -40,12 +40,6 @@ private:
 };
 template <>
 class DazFtzScope<false> {};
-
-inline float bf16_value(const uint8_t *p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    return bf16_to_f32(h);
-}
 
 // The two ways of doing one pair step of W lanes.
 // V: Vec256 or Vec512 of formats_float.h, whose `words` are W pairs.
@@ -161,7 +155,10 @@ inline float bf16_finish(const float *lanes, const uint8_t *w, const uint8_t *x,
     double sum = 0.0;
     sum += double(bf16_reduce16(lanes));
     sum += double(bf16_reduce16(lanes + 16));
-    for (int32_t i = n64; i < n; ++i) sum += double(bf16_value(w + 2 * size_t(i)) * bf16_value(x + 2 * size_t(i)));
+    for (int32_t i = n64; i < n; ++i) {
+        const size_t at = 2 * size_t(i);
+        sum += double(bf16_to_f32(load_u16(w + at)) * bf16_to_f32(load_u16(x + at)));
+    }
     return float(sum);
 }
 
