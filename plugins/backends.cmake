@@ -13,9 +13,21 @@
 #                                  MEMRA_CPU_EXPERT_DISABLE_FEATURES=<it> plays a CPU that runs only scalar
 #   memra_backend_rows             an INTERFACE target whose header memra_backend_rows.h holds the
 #                                  rows as an X-macro, for tests and tools
+# abi/include/memra/backend.h (the plugin interface):
+#   MEMRA_BACKEND_INTERFACE_VERSION  its version, which every manifest states ("interface <n>")
 set(memra_feature_list_h ${PROJECT_SOURCE_DIR}/abi/include/memra/cpu_feature_list.h)
 set(memra_backend_table ${PROJECT_SOURCE_DIR}/plugins/backends.table)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${memra_feature_list_h} ${memra_backend_table})
+set(memra_backend_h ${PROJECT_SOURCE_DIR}/abi/include/memra/backend.h)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${memra_feature_list_h} ${memra_backend_table} ${memra_backend_h})
+
+# The interface version: the header's #define, so that the manifests cannot fall behind it.
+file(STRINGS ${memra_backend_h} memra_text REGEX "^#define MEMRA_BACKEND_INTERFACE_VERSION ")
+string(REGEX REPLACE "^#define MEMRA_BACKEND_INTERFACE_VERSION +([0-9]+)u?( .*)?$" "\\1"
+       MEMRA_BACKEND_INTERFACE_VERSION "${memra_text}")
+if(NOT MEMRA_BACKEND_INTERFACE_VERSION MATCHES "^[0-9]+$")
+  message(FATAL_ERROR "no '#define MEMRA_BACKEND_INTERFACE_VERSION <n>' found in ${memra_backend_h}")
+endif()
 
 # The features: rows "X(ID, name, bit, leaf, subleaf, reg, cpuid_bit, state)".
 file(READ ${memra_feature_list_h} memra_text)
@@ -100,7 +112,7 @@ set(memra_rows_dir ${PROJECT_BINARY_DIR}/generated/backend_rows)
 configure_file(${PROJECT_SOURCE_DIR}/plugins/memra_backend_rows.h.in ${memra_rows_dir}/memra_backend_rows.h @ONLY)
 add_library(memra_backend_rows INTERFACE)
 target_include_directories(memra_backend_rows INTERFACE $<BUILD_INTERFACE:${memra_rows_dir}>)
-foreach(v memra_rows memra_text memra_x_rows memra_rows_dir row fields values field n name bit
+foreach(v memra_rows memra_text memra_x_rows memra_rows_dir memra_backend_h row fields values field n name bit
           priority package requires flags title mask)
   unset(${v})
 endforeach()

@@ -27,7 +27,7 @@ constexpr memra_backend_v2 kBackend = {
     sizeof(memra_backend_v2),
     "scalar",
     "portable reference kernels (baseline x86-64, no SIMD extensions), every weight format",
-    MEMRA_CPU_BIT(MEMRA_CPU_SSE2),
+    MEMRA_BACKEND_REQUIRED_FEATURES,  // its row of plugins/backends.table, via CMake
     {quantize_row_f32, quantize_row_bf16, quantize_row_q8_0, quantize_row_q8_K},
     MEMRA_QTYPE_COUNT,
     kKernels,

@@ -68,7 +68,7 @@ TEST(ScalarModule, ManifestMatchesTable) {
     ss << in.rdbuf();
     const std::string m = ss.str();
     EXPECT_NE(m.find("\nname scalar\n"), std::string::npos) << m;
-    EXPECT_NE(m.find("\ninterface 2\n"), std::string::npos) << m;
+    EXPECT_NE(m.find("\ninterface " + std::to_string(MEMRA_BACKEND_INTERFACE_VERSION) + "\n"), std::string::npos) << m;
     EXPECT_NE(m.find("\npriority 0\n"), std::string::npos) << m;
     EXPECT_NE(m.find("\nrequires sse2\n"), std::string::npos) << m;
     EXPECT_NE(m.find("\nmodule memra-backend-scalar.so\n"), std::string::npos) << m;
