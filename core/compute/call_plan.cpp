@@ -15,18 +15,25 @@ namespace {
 // alternate 64 KiB tiles (the size before) an AMD Zen 5 read 30-50% slower than with 1 MiB tiles
 // (token call, 8 experts 4096 x 1536, 2 threads: q4_K 29 -> 44 GB/s, q8_0 32 -> 47, f32 47 ->
 // 52; docs/benchmarks.md). 4 tiles per member leave the dynamic schedule room to even out a
-// member that lost its core for a while; the rows call (one expert) keeps small tiles that way.
+// member that lost its core for a while.
+// Several activation rows (gemm) make a tile's cost compute, not reading: m times the work on the
+// same bytes, so a phase ends up to one tile's time after the team's fair share. Those calls cut
+// kGemmTilesPerMember tiles per member, down to 16 KiB (8 rows of a 4096-wide Q4_0 matrix).
 // Threads split rows, never a row's reduction, so every value is computed the same way whatever
 // the team size; a multiple of 8 rows suits the SIMD kernels' row blocking.
 constexpr size_t kMinTileBytes = 64 * 1024;
 constexpr size_t kMaxTileBytes = 1024 * 1024;
 constexpr size_t kTilesPerMember = 4;
+constexpr size_t kGemmMinTileBytes = 16 * 1024;
+constexpr size_t kGemmTilesPerMember = 8;
 constexpr int32_t kTileRowMultiple = 8;
 
-// The tile size for a phase whose matrices hold `phase_bytes` together, cut for `members` threads.
-size_t tile_bytes_for(size_t phase_bytes, int32_t members) {
-    const size_t share = phase_bytes / (static_cast<size_t>(std::max(members, 1)) * kTilesPerMember);
-    return std::clamp(share, kMinTileBytes, kMaxTileBytes);
+// The tile size for a phase whose matrices hold `phase_bytes` together, cut for `members` threads
+// computing `m` activation rows.
+size_t tile_bytes_for(size_t phase_bytes, int32_t members, int32_t m) {
+    const size_t per_member = m > 1 ? kGemmTilesPerMember : kTilesPerMember;
+    const size_t share = phase_bytes / (static_cast<size_t>(std::max(members, 1)) * per_member);
+    return std::clamp(share, m > 1 ? kGemmMinTileBytes : kMinTileBytes, kMaxTileBytes);
 }
 
 int32_t tile_rows_for(size_t row_bytes, int32_t out, size_t tile_bytes) {
@@ -126,7 +133,8 @@ void cut_tiles(CallPlan &plan, int32_t members) {
         gate_bytes += matrix_bytes(e.gate());
         down_bytes += matrix_bytes(e.down());
     }
-    const size_t gate_tile = tile_bytes_for(gate_bytes, members), down_tile = tile_bytes_for(down_bytes, members);
+    const size_t gate_tile = tile_bytes_for(gate_bytes, members, plan.m),
+                 down_tile = tile_bytes_for(down_bytes, members, plan.m);
     plan.gate_up_tiles.clear();
     plan.down_tiles.clear();
     for (size_t i = 0; i < plan.experts.size(); ++i) {

@@ -19,16 +19,46 @@
 namespace memra {
 namespace {
 
-// One expert's way through a call: its gate/up tiles not yet done, and whether its down input
-// (the quantized h) is ready.
+// Row-sized pieces of serial work (quantizing the call's input rows, an expert's h rows) that any
+// team member may share: items [0, total) are handed out one at a time, and whoever needs the
+// result takes items until none is left, then waits for those still being done. Done by one
+// thread, as before, they were a serial step of m quantizations between the tile phases that the
+// rest of the team waited through: on 16 threads a 32-row call's share grew with the team.
+struct SharedRows {
+    std::atomic<int32_t> next{0}, done{0};
+    int32_t total = 0;
+
+    void reset(int32_t items) {
+        next.store(0, std::memory_order_relaxed);
+        done.store(0, std::memory_order_relaxed);
+        total = items;
+    }
+    bool finished() const { return done.load(std::memory_order_acquire) >= total; }
+    template <class Work>
+    void help(Work &&work) {
+        for (int32_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < total;) {
+            work(i);
+            done.fetch_add(1, std::memory_order_release);
+        }
+    }
+    void wait() const {
+        for (int spins = 0; !finished(); ++spins)
+            if (spins >= 64) std::this_thread::yield();
+    }
+};
+
+// One expert's way through a call: its gate/up tiles not yet done, whether its h is complete,
+// and the quantization of its h rows (the down tiles' input).
 struct ExpertProgress {
     std::atomic<int32_t> gate_up_left{0};
-    std::atomic<bool> down_input_ready{false};
+    std::atomic<bool> h_ready{false};
+    SharedRows hq_rows;
 };
 
 // Everything a call needs beyond the caller's buffers and its plan, reused by the next call on
 // this thread.
 struct Workspace {
+    SharedRows x_rows;  // the input rows, once per activation format the gate/up kernels consume
     std::unique_ptr<ExpertProgress[]> progress;
     size_t progress_capacity = 0;
     AlignedBuffer scratch;
@@ -49,7 +79,8 @@ ExpertProgress *reset_progress(Workspace &ws, const CallPlan &plan) {
     }
     for (size_t i = 0; i < experts; ++i) {
         ws.progress[i].gate_up_left.store(0, std::memory_order_relaxed);
-        ws.progress[i].down_input_ready.store(false, std::memory_order_relaxed);
+        ws.progress[i].h_ready.store(false, std::memory_order_relaxed);
+        ws.progress[i].hq_rows.reset(plan.m);
     }
     for (const Tile &t : plan.gate_up_tiles)
         ws.progress[t.expert].gate_up_left.fetch_add(1, std::memory_order_relaxed);
@@ -102,13 +133,14 @@ void apply(const PlannedProjection &p, const Tile &tile, const uint8_t *x, size_
 // The gate/up tiles, then the down tiles, in ONE dynamic loop (team.h). Three loops with a
 // barrier each (OpenMP's, when this was written) made the team wait at every barrier for a member
 // that had lost its core to another process, while the waiters' active wait kept their cores
-// busy: 2-thread token calls ran ~2x slower whenever the machine was shared. Here whoever finishes
-// an expert's last gate/up tile quantizes its h, and a down tile waits (yielding its core) only
-// for its own expert's h. Tiles are handed out in index order, so whatever a down tile waits for
-// is already taken by a thread that is not waiting. Every value is still computed by the same
-// operations whatever the team size.
-void run_tiles(const BackendRegistry &registry, const CallPlan &plan, uint8_t *base, int32_t members,
-               Workspace &ws) {
+// busy: 2-thread token calls ran ~2x slower whenever the machine was shared. Here a gate/up tile
+// first helps quantize the input rows (once per call), whoever finishes an expert's last gate/up
+// tile starts quantizing its h rows, and a down tile waits (yielding its core) only for its own
+// expert's h, helping with its rows first. Tiles are handed out in index order, so whatever a
+// tile waits for is already taken by a thread that is not waiting. Every value is still computed
+// by the same operations whatever the team size.
+void run_tiles(const BackendRegistry &registry, const CallPlan &plan, const float *inputs, uint8_t *base,
+               float *outputs, int32_t members, Workspace &ws) {
     const Tile *gu = plan.gate_up_tiles.data();
     const Tile *d = plan.down_tiles.data();
     const long n_gu = static_cast<long>(plan.gate_up_tiles.size());
@@ -117,8 +149,20 @@ void run_tiles(const BackendRegistry &registry, const CallPlan &plan, uint8_t *b
     ExpertProgress *progress = reset_progress(ws, plan);
     const ExpertPlan *experts = plan.experts.data();
     const int32_t m = plan.m;
-    const size_t rows = static_cast<size_t>(m);
+    const size_t rows = static_cast<size_t>(m), n_out = static_cast<size_t>(plan.n_out);
     auto f32 = [base](size_t offset) { return reinterpret_cast<float *>(base + offset); };
+
+    // The input: item i is row i % m in the (i / m)-th activation format the call needs.
+    int32_t x_formats[MEMRA_ACT_FORMAT_COUNT], n_x_formats = 0;
+    for (int32_t f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
+        if (plan.x_needed[f]) x_formats[n_x_formats++] = f;
+    ws.x_rows.reset(n_x_formats * m);
+    auto quantize_x = [&](int32_t i) {
+        const int32_t f = x_formats[i / m];
+        const size_t r = static_cast<size_t>(i % m);
+        registry.quantizer_for(f)(inputs + r * static_cast<size_t>(plan.n_in), plan.n_in,
+                                  base + plan.x_offset[f] + r * plan.x_stride[f]);
+    };
 
     // Gate and up fused: one tile reads the same quantized x for both.
     auto gate_up = [&](const Tile &tile) {
@@ -132,52 +176,58 @@ void run_tiles(const BackendRegistry &registry, const CallPlan &plan, uint8_t *b
             swiglu(g + r * ff + tile.row_begin, u + r * ff + tile.row_begin, e.gate().scale, e.up().scale,
                    h + r * ff + tile.row_begin, tile.row_end - tile.row_begin);
     };
-    auto quantize_h = [&](int32_t i) {
-        const ExpertPlan &e = experts[i];
+    auto quantize_h_rows = [&](int32_t expert) {
+        const ExpertPlan &e = experts[expert];
         const QuantizeFn quantize = registry.quantizer_for(e.down().kernel->act_format);
         const size_t ff = static_cast<size_t>(e.down().in);
-        for (size_t r = 0; r < rows; ++r) quantize(f32(e.h) + r * ff, e.down().in, base + e.hq + r * e.hq_stride);
+        progress[expert].hq_rows.help([&](int32_t r) {
+            quantize(f32(e.h) + static_cast<size_t>(r) * ff, e.down().in, base + e.hq + static_cast<size_t>(r) * e.hq_stride);
+        });
     };
     auto down = [&](const Tile &tile) {
         const ExpertPlan &e = experts[tile.expert];
-        apply(e.down(), tile, base + e.hq, e.hq_stride, m, f32(e.down_out), static_cast<size_t>(plan.n_out));
+        float *y = f32(e.down_out);
+        apply(e.down(), tile, base + e.hq, e.hq_stride, m, y, n_out);
+        if (!plan.row_weights) return;  // the token call's sum over experts waits for all of them
+        // The rows call's one expert: its outputs, row by row, as the token call's sum for one
+        // expert computes them (0 + w * (s_d * y) == w * (s_d * y)), so rows and token calls agree.
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t j = static_cast<size_t>(tile.row_begin); j < static_cast<size_t>(tile.row_end); ++j)
+                outputs[r * n_out + j] = plan.row_weights[r] * (e.down().scale * y[r * n_out + j]);
     };
     auto one_tile = [&](long t) {
         if (t < n_gu) {
             const Tile &tile = gu[t];
+            if (!ws.x_rows.finished()) {
+                ws.x_rows.help(quantize_x);
+                ws.x_rows.wait();
+            }
             gate_up(tile);
             ExpertProgress &p = progress[tile.expert];
             if (p.gate_up_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-                quantize_h(tile.expert);
-                p.down_input_ready.store(true, std::memory_order_release);
+                p.h_ready.store(true, std::memory_order_release);
+                quantize_h_rows(tile.expert);
             }
         } else {
             const Tile &tile = d[t - n_gu];
-            wait_until_set(progress[tile.expert].down_input_ready);
+            ExpertProgress &p = progress[tile.expert];
+            wait_until_set(p.h_ready);
+            quantize_h_rows(tile.expert);
+            p.hq_rows.wait();
             down(tile);
         }
     };
     run_team(team, n_gu + n_d, one_tile);
 }
 
-// outputs from the experts' down rows, the same for every team size.
+// The token call's outputs: the route-weighted sum of the experts' down rows in expert order,
+// the same for every team size. (The rows call's outputs are written by its down tiles.)
 void combine(const CallPlan &plan, const uint8_t *base, float *outputs) {
+    if (plan.row_weights) return;
     const size_t n_out = static_cast<size_t>(plan.n_out);
     auto down = [&](const ExpertPlan &e, size_t r) {
         return reinterpret_cast<const float *>(base + e.down_out) + r * n_out;
     };
-    if (plan.row_weights) {
-        // One expert, a weight per row: w * (s_d * y), the token call's sum for one expert
-        // (0 + w * (s_d * y) == w * (s_d * y)), so one expert's rows and token calls agree.
-        const ExpertPlan &e = plan.experts[0];
-        for (size_t r = 0; r < static_cast<size_t>(plan.m); ++r) {
-            const float *y = down(e, r);
-            for (size_t j = 0; j < n_out; ++j)
-                outputs[r * n_out + j] = plan.row_weights[r] * (e.down().scale * y[j]);
-        }
-        return;
-    }
-    // A weight per expert: the route-weighted sum in expert order.
     for (size_t r = 0; r < static_cast<size_t>(plan.m); ++r)
         for (size_t j = 0; j < n_out; ++j) {
             float acc = 0.0f;
@@ -205,16 +255,11 @@ void execute(const BackendRegistry &registry, CallPlan &plan, const float *input
     file_weights.resolve(plan);
     watch.restart();  // reading is io_ns and insert_ns, not prepare_ns
 
-    const size_t n_in = static_cast<size_t>(plan.n_in);
-    for (int f = 0; f < MEMRA_ACT_FORMAT_COUNT; ++f)
-        if (plan.x_needed[f])
-            for (size_t r = 0; r < static_cast<size_t>(plan.m); ++r)
-                registry.quantizer_for(f)(inputs + r * n_in, plan.n_in, base + plan.x_offset[f] + r * plan.x_stride[f]);
     const int32_t members = team_cap(threads);
     cut_tiles(plan, members);
     watch.lap_into(stats().prepare_ns);
 
-    run_tiles(registry, plan, base, members, ws);
+    run_tiles(registry, plan, inputs, base, outputs, members, ws);  // quantizes the input rows too
     combine(plan, base, outputs);
     watch.lap_into(stats().compute_ns);
 }

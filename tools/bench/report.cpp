@@ -95,7 +95,7 @@ void print_rows(std::ostream &out, const Report &rep) {
         std::snprintf(line, sizeof line, "%8s", ("m=" + std::to_string(m)).c_str());
         out << line;
     }
-    out << "  32<=8x\n";
+    out << "  32<=" << kRows32Target << "x\n";
     for (const BackendResult &b : rep.backends)
         for (const Record &token : b.records) {
             if (token.mode != "rows" || token.variant != "token") continue;

@@ -40,7 +40,7 @@ void attach_ceilings(Report &report);
 // The issues' targets at 2 threads: the fraction of the read bandwidth a format's token path
 // should reach (-1: none set, as for f32), and the rows path's bound for 32 rows.
 double bandwidth_target(const std::string &format);
-constexpr double kRows32Target = 8.0;
+constexpr double kRows32Target = 6.0;
 
 void print_tables(std::ostream &out, const Report &report);
 void write_json(std::ostream &out, const Report &report);
