@@ -14,6 +14,7 @@ namespace memra::tests {
 namespace {
 
 std::mutex g_mutex;
+std::mutex g_tear_mutex;  // kChangeMidRead's tears, one at a time
 bool g_armed = false;
 PreadFault g_fault;
 dev_t g_dev;
@@ -110,7 +111,11 @@ extern "C" __attribute__((visibility("default"))) ssize_t pread(int fd, void *bu
         ++g_faults;
         usleep(fault.delay_us);
         break;
-    case PreadFault::Kind::kChangeMidRead:
+    case PreadFault::Kind::kChangeMidRead: {
+        // One tear at a time: a call's reads run concurrently (its team reads while it computes),
+        // and a change rewrites the file and the test's record of the version it holds; `changes`
+        // counts tears exactly.
+        std::lock_guard<std::mutex> one_tear(g_tear_mutex);
         if (count > 1 && (fault.changes == 0 || g_faults < fault.changes)) {
             const ssize_t got = real_pread()(fd, buf, count / 2, offset);
             if (got > 0) {
@@ -120,6 +125,7 @@ extern "C" __attribute__((visibility("default"))) ssize_t pread(int fd, void *bu
             return got;
         }
         break;
+    }
     }
     return real_pread()(fd, buf, count, offset);
 }
