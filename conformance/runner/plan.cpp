@@ -6,6 +6,11 @@ namespace memra::conformance {
 namespace {
 
 constexpr int32_t kTileRows = 37;
+// Longer than the token path's activation window (plugins/simd/common.h kActWindowBytes: 16 KiB
+// of quantized activations, at most 15392 values in any activation format) with a partial last
+// window, and a multiple of every format's block (65 x 256); 33 rows are two row groups of 16
+// and one more.
+constexpr int32_t kLongRow = 16640;
 
 // A second, longer row: several blocks, or for the block-less F32 / BF16 a SIMD tail.
 int32_t longer_in(int32_t block) { return block == 1 ? 37 : 2 * block; }
@@ -33,6 +38,7 @@ Plan realistic_plan(int32_t qtype, Scope scope) {
         p.kernels.push_back({n_embd, full ? n_ff : kTileRows, full ? 64 : 5});
         p.kernels.push_back({n_ff, full ? n_embd : kTileRows, full ? 64 : 5});
     }
+    p.kernels.push_back({kLongRow, 33, 64});
     if (full) {
         p.calls.push_back({4096, 1536, {1, 2, 5, 64}, 8, 2});
         p.calls.push_back({2048, 768, {1, 2, 5, 64}, 8, 2});

@@ -13,8 +13,10 @@
 // scalar reference (~0.4 GB/s) they are slow, so by default their kernels are checked on a
 // 37-row tile (the full row length, which is what decides a dot product's summation, times a
 // row count that is again no multiple of any blocking) with gemm widths up to 5, and the full
-// calls on 2048 x 768 with 1 and 5 rows and a token of 2 experts. Scope::Full takes the whole matrices with gemm widths
-// up to 64, and full calls on both realistic experts with 1, 2, 5 and 64 rows and a token of 8.
+// calls on 2048 x 768 with 1 and 5 rows and a token of 2 experts. Scope::Full takes the whole
+// matrices with gemm widths up to 64, and full calls on both realistic experts with 1, 2, 5 and
+// 64 rows and a token of 8. Both scopes add 33 rows of 16640 values with gemm widths up to 64:
+// rows longer than the token path's activation window.
 #pragma once
 
 #include <cstdint>

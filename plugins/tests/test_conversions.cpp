@@ -11,6 +11,7 @@
 #include "common/block_fields.h"
 #include "common/fp_convert.h"
 #include "reference_data.h"
+#include "simd/ue4m3_table.h"
 #include "test_util.h"
 
 namespace memra::plugin_tests {
@@ -133,6 +134,14 @@ TEST(Ue4m3, All256MatchGgmlTable) {
     EXPECT_EQ(ue4m3_half(0xFF), 240.0f);
     EXPECT_EQ(ue4m3_half(0x7E), 224.0f);
     EXPECT_EQ(ue4m3_half(0x01), std::ldexp(1.0f, -10));
+}
+
+// The SIMD builds decode NVFP4 scale bytes by table (simd/ue4m3_table.h, constexpr and free of
+// intrinsics); it must equal ue4m3_half for all 256 (the synthetic weights only use exponents 1
+// and 2, so the plugin-vs-scalar checks alone would not see a wrong entry elsewhere).
+TEST(Ue4m3, SimdTableEqualsTheConversionForEveryByte) {
+    for (int x = 0; x < 256; ++x)
+        ASSERT_EQ(bits(memra::simd::kUe4m3Half.v[x]), bits(ue4m3_half(uint8_t(x)))) << "byte " << x;
 }
 
 // MXFP4's scale byte (spec §2.6): ggml's decode of all 256, including the subnormal results of
