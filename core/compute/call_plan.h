@@ -4,10 +4,12 @@
 // (execute.h), so planning, tiling, scheduling and SwiGLU exist once.
 //
 // The plan is complete before anything runs: projections in the caller's memory carry their
-// pointer from the start, file-backed ones receive theirs from CallWeights::resolve
-// (weight_source.h), the only other writer of a plan.
+// pointer from the start, file-backed ones receive theirs from CallWeights (weight_source.h), the
+// only other writer of a plan: before the tiles run (resolve), or while they run, each pointer
+// then published through its projection's `ready` (begin, fetch).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,9 +33,14 @@ const char *projection_name(int32_t kind);
 // projection nullptr). `expert` < 0 is the rows call's single expert: "expert gate".
 std::string expert_label(int32_t expert, const char *projection = nullptr);
 
+// A file-backed projection being read while the call computes (CallWeights::begin): `weights` is
+// valid once `*ready` is kBytesIn (stored with release order after it), and never when kReadFailed.
+enum ReadState : int32_t { kBytesPending = 0, kBytesIn = 1, kReadFailed = 2 };
+
 struct PlannedProjection {
     const CpuProjectionV2 *source = nullptr;
     const uint8_t *weights = nullptr;  // nullptr until resolved, for a file-backed projection
+    const std::atomic<int32_t> *ready = nullptr;  // ReadState; nullptr: `weights` is resolved already
     size_t row_bytes = 0;
     int32_t in = 0, out = 0;
     float scale = 1.0f;

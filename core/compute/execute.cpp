@@ -11,6 +11,7 @@
 
 #include "dispatch/backend_registry.h"
 #include "library.h"
+#include "compute/read_schedule.h"
 #include "compute/scratch.h"
 #include "stats.h"
 #include "compute/team.h"
@@ -113,21 +114,31 @@ void swiglu(const float *g, const float *u, float gate_scale, float up_scale, fl
     }
 }
 
-// The one place the tile loop takes a projection's weights. Today every pointer is resolved
-// before the loop starts; a call that overlaps its reads with compute (a pipeline over the
-// call's projections) would wait here for this projection's bytes.
-const uint8_t *weights_of(const PlannedProjection &p) { return p.weights; }
+// The one place the tile loop takes a projection's weights: one still being read (its reads
+// overlap the call's compute, read_schedule.h) is waited for here, as a down tile waits for its
+// h. nullptr when its read failed: the tile is skipped (the call then computes again or fails).
+const uint8_t *weights_of(const PlannedProjection &p) {
+    if (!p.ready) return p.weights;
+    int32_t state;
+    for (int spins = 0; (state = p.ready->load(std::memory_order_acquire)) == kBytesPending; ++spins)
+        if (spins >= 64) std::this_thread::yield();
+    return state == kBytesIn ? p.weights : nullptr;
+}
 
 // y[j * ldy + r] = dot(row r, x_j) over the tile's rows r and the m activation rows j (x_j at
 // x + j * x_stride): gemv for one row, else gemm, which decodes each weight block once for all m.
-void apply(const PlannedProjection &p, const Tile &tile, const uint8_t *x, size_t x_stride, int32_t m,
+// False, computing nothing, when the weights' read failed.
+bool apply(const PlannedProjection &p, const Tile &tile, const uint8_t *x, size_t x_stride, int32_t m,
            float *y, size_t ldy) {
     const int32_t rows = tile.row_end - tile.row_begin;
-    const uint8_t *w = weights_of(p) + static_cast<size_t>(tile.row_begin) * p.row_bytes;
+    const uint8_t *weights = weights_of(p);
+    if (!weights) return false;
+    const uint8_t *w = weights + static_cast<size_t>(tile.row_begin) * p.row_bytes;
     if (m == 1)
         p.kernel->gemv(w, p.row_bytes, rows, p.in, x, y + tile.row_begin);
     else
         p.kernel->gemm(w, p.row_bytes, rows, p.in, x, x_stride, m, y + tile.row_begin, ldy);
+    return true;
 }
 
 // The gate/up tiles, then the down tiles, in ONE dynamic loop (team.h). Three loops with a
@@ -139,8 +150,11 @@ void apply(const PlannedProjection &p, const Tile &tile, const uint8_t *x, size_
 // expert's h, helping with its rows first. Tiles are handed out in index order, so whatever a
 // tile waits for is already taken by a thread that is not waiting. Every value is still computed
 // by the same operations whatever the team size.
+// `reads`: the call's reads still to be made (CallWeights::begin), run as items between the tiles
+// (read_schedule.h); nullptr when every weight is resolved. Once one of them failed, tiles compute
+// nothing more that could read garbage (the call computes again, or fails, afterwards).
 void run_tiles(const BackendRegistry &registry, const CallPlan &plan, const float *inputs, uint8_t *base,
-               float *outputs, int32_t members, Workspace &ws) {
+               float *outputs, int32_t members, Workspace &ws, CallWeights *reads) {
     const Tile *gu = plan.gate_up_tiles.data();
     const Tile *d = plan.down_tiles.data();
     const long n_gu = static_cast<long>(plan.gate_up_tiles.size());
@@ -170,8 +184,9 @@ void run_tiles(const BackendRegistry &registry, const CallPlan &plan, const floa
         const size_t ff = static_cast<size_t>(e.gate().out);
         const int32_t fg = e.gate().kernel->act_format, fu = e.up().kernel->act_format;
         float *g = f32(e.gate_out), *u = f32(e.up_out), *h = f32(e.h);
-        apply(e.gate(), tile, base + plan.x_offset[fg], plan.x_stride[fg], m, g, ff);
-        apply(e.up(), tile, base + plan.x_offset[fu], plan.x_stride[fu], m, u, ff);
+        if (!apply(e.gate(), tile, base + plan.x_offset[fg], plan.x_stride[fg], m, g, ff) ||
+            !apply(e.up(), tile, base + plan.x_offset[fu], plan.x_stride[fu], m, u, ff))
+            return;
         for (size_t r = 0; r < rows; ++r)
             swiglu(g + r * ff + tile.row_begin, u + r * ff + tile.row_begin, e.gate().scale, e.up().scale,
                    h + r * ff + tile.row_begin, tile.row_end - tile.row_begin);
@@ -187,14 +202,15 @@ void run_tiles(const BackendRegistry &registry, const CallPlan &plan, const floa
     auto down = [&](const Tile &tile) {
         const ExpertPlan &e = experts[tile.expert];
         float *y = f32(e.down_out);
-        apply(e.down(), tile, base + e.hq, e.hq_stride, m, y, n_out);
-        if (!plan.row_weights) return;  // the token call's sum over experts waits for all of them
+        // The token call's sum over experts waits for all of them.
+        if (!apply(e.down(), tile, base + e.hq, e.hq_stride, m, y, n_out) || !plan.row_weights) return;
         // The rows call's one expert: its outputs, row by row, as the token call's sum for one
         // expert computes them (0 + w * (s_d * y) == w * (s_d * y)), so rows and token calls agree.
         for (size_t r = 0; r < rows; ++r)
             for (size_t j = static_cast<size_t>(tile.row_begin); j < static_cast<size_t>(tile.row_end); ++j)
                 outputs[r * n_out + j] = plan.row_weights[r] * (e.down().scale * y[r * n_out + j]);
     };
+    auto read_failed = [reads] { return reads && reads->failed(); };
     auto one_tile = [&](long t) {
         if (t < n_gu) {
             const Tile &tile = gu[t];
@@ -206,18 +222,35 @@ void run_tiles(const BackendRegistry &registry, const CallPlan &plan, const floa
             ExpertProgress &p = progress[tile.expert];
             if (p.gate_up_left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
                 p.h_ready.store(true, std::memory_order_release);
-                quantize_h_rows(tile.expert);
+                if (!read_failed()) quantize_h_rows(tile.expert);
             }
         } else {
             const Tile &tile = d[t - n_gu];
             ExpertProgress &p = progress[tile.expert];
             wait_until_set(p.h_ready);
+            // After a failed read h may lack the rows of skipped tiles. Seen unfailed here (after
+            // h_ready), h is whole, and this member quantizes whatever rows nobody has taken.
+            if (read_failed()) return;
             quantize_h_rows(tile.expert);
             p.hq_rows.wait();
             down(tile);
         }
     };
-    run_team(team, n_gu + n_d, one_tile);
+    if (!reads || reads->pending() == 0) {
+        run_team(team, n_gu + n_d, one_tile);
+        return;
+    }
+    thread_local std::vector<long> caller_items;
+    std::vector<long> &items = caller_items;  // the caller's, also in its helpers (not theirs)
+    schedule_items(plan, reads->pending_reads(), reads->pending(), [reads](size_t i) { return reads->pending_plan_expert(i); },
+                   items);
+    auto one_item = [&](long k) {
+        if (items[k] >= 0)
+            one_tile(items[k]);
+        else
+            reads->fetch(static_cast<size_t>(-1 - items[k]));
+    };
+    run_team(team, static_cast<long>(items.size()), one_item);
 }
 
 // The token call's outputs: the route-weighted sum of the experts' down rows in expert order,
@@ -251,15 +284,19 @@ void execute(const BackendRegistry &registry, CallPlan &plan, const float *input
     // File-backed projections come from the weight cache, or are streamed through this thread's
     // buffer (weight_source.h); `file_weights` holds the cache pins until the call returns.
     Library &library = Library::instance();
+    // begin() pins and claims; the reads themselves run between the tiles (read_schedule.h).
     CallWeights file_weights(ws.file_weights, &library.cache(), library.settings().direct_io);
-    file_weights.resolve(plan);
+    file_weights.begin(plan);
     watch.restart();  // reading is io_ns and insert_ns, not prepare_ns
 
     const int32_t members = team_cap(threads);
     cut_tiles(plan, members);
     watch.lap_into(stats().prepare_ns);
 
-    run_tiles(registry, plan, inputs, base, outputs, members, ws);  // quantizes the input rows too
+    run_tiles(registry, plan, inputs, base, outputs, members, ws, &file_weights);  // quantizes the input rows too
+    // A read that failed: its error is thrown here (the outputs untouched), or the weights were
+    // resolved again (a file changed under a read, a reader gave up) and the call computes again.
+    if (!file_weights.finish()) run_tiles(registry, plan, inputs, base, outputs, members, ws, nullptr);
     combine(plan, base, outputs);
     watch.lap_into(stats().compute_ns);
 }

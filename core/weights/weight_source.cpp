@@ -92,16 +92,22 @@ void CallWeights::close_files() noexcept {
 }
 
 void CallWeights::need(const CpuProjectionV2 &p, int32_t expert, int32_t kind, const uint8_t **dst) {
-    Request r{&p, expert, kind, dst, 0, {}, {}, Hold::kNothing, 0};
+    Request r{&p, expert, kind, dst, 0, {}, {}, Hold::kNothing, 0, nullptr, 0, nullptr};
     requests_.push_back(r);
 }
 
-void CallWeights::resolve(CallPlan &plan) {
+void CallWeights::need_plan(CallPlan &plan) {
     for (size_t i = 0; i < plan.experts.size(); ++i)
         for (int32_t k = 0; k < kProjectionKinds; ++k) {
             PlannedProjection &p = plan.experts[i].projection[k];
-            if (p.source->file_fd >= 0) need(*p.source, plan.label_index(i), k, &p.weights);
+            if (p.source->file_fd < 0) continue;
+            need(*p.source, plan.label_index(i), k, &p.weights);
+            requests_.back().plan_expert = i;
         }
+}
+
+void CallWeights::resolve(CallPlan &plan) {
+    need_plan(plan);
     resolve();
 }
 
@@ -159,9 +165,11 @@ void CallWeights::read(Request &r, uint8_t *dst) {
     *r.dst = dst;
 }
 
-void CallWeights::resolve() {
+void CallWeights::resolve() { resolve_from(1); }
+
+void CallWeights::resolve_from(int first_attempt) {
     if (requests_.empty()) return;
-    for (int attempt = 1;; ++attempt) {
+    for (int attempt = first_attempt;; ++attempt) {
         hits_ = misses_ = 0;
         try {
             open_files();
@@ -187,6 +195,54 @@ void CallWeights::resolve() {
     }
 }
 
+void CallWeights::acquire_round(const std::vector<Request *> &round, AlignedBuffer &buffer) {
+    size_t stream_bytes = 0;
+    for (Request *r : round) {
+        // Only what was read through the call's own duplicate is cached (claimed).
+        r->handle = cache_ ? cache_->acquire(r->key, files_[r->file].owned) : WeightCache::Handle{};
+        switch (r->handle.outcome) {
+        case WeightCache::Outcome::kReady:
+            r->hold = Hold::kPin;
+            *r->dst = r->handle.data;
+            ++hits_;
+            break;
+        case WeightCache::Outcome::kInFlight: r->hold = Hold::kPin; break;
+        case WeightCache::Outcome::kClaimed: r->hold = Hold::kClaim; break;
+        case WeightCache::Outcome::kUncached:
+            r->stream_offset = stream_bytes;
+            // Validation bounds each byte_len, not their sum: a sum past 2^64 would wrap to
+            // a small buffer the reads then overrun. No such memory exists anyway.
+            if (r->p->byte_len > SIZE_MAX - 63 || __builtin_add_overflow(stream_bytes, padded(r->p->byte_len), &stream_bytes))
+                fail(MEMRA_STATUS_OUT_OF_MEMORY, "out of memory: the file weights this call reads uncached exceed the address space");
+            break;
+        }
+    }
+    uint8_t *stream_base = stream_bytes ? stream_memory(buffer, stream_bytes) : nullptr;
+    for (Request *r : round)
+        if (r->handle.outcome == WeightCache::Outcome::kUncached) r->stream = stream_base + r->stream_offset;
+}
+
+void CallWeights::fetch_own(Request &r) {
+    // A claim is published only once the read is checked (read() throws otherwise, and the claim
+    // is abandoned), so no entry ever holds bytes of another file than its key names.
+    if (r.handle.outcome == WeightCache::Outcome::kUncached) read(r, r.stream);
+    if (r.handle.outcome != WeightCache::Outcome::kClaimed) return;
+    read(r, r.handle.data);
+    cache_->publish(r.handle.entry);
+    r.hold = Hold::kPin;
+}
+
+bool CallWeights::wait_for_reader(Request &r) {
+    uint8_t *data = nullptr;
+    if (cache_->wait(r.handle.entry, &data)) {
+        *r.dst = data;
+        ++hits_;
+        return true;
+    }
+    r.hold = Hold::kNothing;  // the failed entry's pin went with it
+    return false;
+}
+
 void CallWeights::resolve_once() {
     std::vector<Request *> round;
     for (Request &r : requests_) round.push_back(&r);
@@ -194,51 +250,13 @@ void CallWeights::resolve_once() {
     // Usually one round. A request whose reader (another call, or the prefetch worker) failed
     // goes round again and is read by this call, into a buffer of its own if it must stream.
     while (!round.empty()) {
-        size_t stream_bytes = 0;
-        for (Request *r : round) {
-            // Only what was read through the call's own duplicate is cached (claimed).
-            r->handle = cache_ ? cache_->acquire(r->key, files_[r->file].owned) : WeightCache::Handle{};
-            switch (r->handle.outcome) {
-            case WeightCache::Outcome::kReady:
-                r->hold = Hold::kPin;
-                *r->dst = r->handle.data;
-                ++hits_;
-                break;
-            case WeightCache::Outcome::kInFlight: r->hold = Hold::kPin; break;
-            case WeightCache::Outcome::kClaimed: r->hold = Hold::kClaim; break;
-            case WeightCache::Outcome::kUncached:
-                r->stream_offset = stream_bytes;
-                // Validation bounds each byte_len, not their sum: a sum past 2^64 would wrap to
-                // a small buffer the reads then overrun. No such memory exists anyway.
-                if (r->p->byte_len > SIZE_MAX - 63 || __builtin_add_overflow(stream_bytes, padded(r->p->byte_len), &stream_bytes))
-                    fail(MEMRA_STATUS_OUT_OF_MEMORY, "out of memory: the file weights this call reads uncached exceed the address space");
-                break;
-            }
-        }
-        uint8_t *stream_base = stream_bytes ? stream_memory(*buffer, stream_bytes) : nullptr;
+        acquire_round(round, *buffer);
         // This call's own reads first, then the waits: two calls each waiting on the other's
-        // claim cannot happen, as every claim is filled before its holder waits. A claim is
-        // published only once the read is checked (read() throws otherwise, and the claim is
-        // abandoned), so no entry ever holds bytes of another file than its key names.
-        for (Request *r : round) {
-            if (r->handle.outcome == WeightCache::Outcome::kUncached) read(*r, stream_base + r->stream_offset);
-            if (r->handle.outcome != WeightCache::Outcome::kClaimed) continue;
-            read(*r, r->handle.data);
-            cache_->publish(r->handle.entry);
-            r->hold = Hold::kPin;
-        }
+        // claim cannot happen, as every claim is filled before its holder waits.
+        for (Request *r : round) fetch_own(*r);
         std::vector<Request *> again;
-        for (Request *r : round) {
-            if (r->handle.outcome != WeightCache::Outcome::kInFlight) continue;
-            uint8_t *data = nullptr;
-            if (cache_->wait(r->handle.entry, &data)) {
-                *r->dst = data;
-                ++hits_;
-            } else {
-                r->hold = Hold::kNothing;  // the failed entry's pin went with it
-                again.push_back(r);
-            }
-        }
+        for (Request *r : round)
+            if (r->handle.outcome == WeightCache::Outcome::kInFlight && !wait_for_reader(*r)) again.push_back(r);
         round.swap(again);
         if (!round.empty()) {
             retry_buffers_.push_back(std::make_unique<AlignedBuffer>());

@@ -4,8 +4,11 @@
 // destructor lets them go (and drops claims it could not fill when a read failed).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "weights/cache.h"
@@ -54,6 +57,26 @@ public:
     // projection, the read and the reason; status 4 when no streaming memory can be had.
     void resolve();
 
+    // The same work as resolve(plan), overlapped with compute (docs/file-weights.md, "Reads
+    // overlapped with compute"). begin() does what resolve() does before reading (identifies the
+    // files, pins the hits, claims the misses, maps streaming memory: its errors are thrown from
+    // it) and leaves the reads, and the waits for other readers, as items that any threads may run
+    // concurrently with fetch(i); each pending projection's `ready` (call_plan.h) says when its
+    // bytes are in. The call's own reads come before its waits (items 0 to pending_reads() - 1),
+    // so no two calls can wait on each other as long as items are begun in order.
+    void begin(CallPlan &plan);
+    size_t pending() const { return pending_.size(); }
+    size_t pending_reads() const { return pending_reads_; }
+    size_t pending_plan_expert(size_t i) const;  // the plan's index of the item's expert
+    void fetch(size_t i) noexcept;               // never throws: a failure is kept for finish()
+    bool failed() const { return failed_.load(std::memory_order_acquire); }
+    // After every item has run. True: all bytes are in. False: an item failed and the bytes are
+    // resolved again as resolve() would have (a file changed under a read starts the call over,
+    // counting as its first attempt; an entry another reader gave up is read by this call): the
+    // caller must compute again. Throws the error of the earliest failed item otherwise, the one
+    // resolve() would have thrown.
+    bool finish();
+
 private:
     enum class Hold { kNothing, kPin, kClaim };
     // One descriptor of the caller's in this call.
@@ -73,10 +96,14 @@ private:
         WeightCache::Handle handle;
         Hold hold = Hold::kNothing;
         size_t stream_offset = 0;
+        uint8_t *stream = nullptr;               // uncached: where in the streaming memory
+        size_t plan_expert = 0;                  // begin(): the plan's index of the expert
+        std::atomic<int32_t> *state = nullptr;   // begin(): ReadState, for the tiles
     };
     struct FileChanged {
         const Request *request;
     };
+    struct Reread {};  // a pipelined wait whose reader gave up
 
     static std::vector<Request> &thread_requests();
     static std::vector<OpenFile> &thread_files();
@@ -84,7 +111,16 @@ private:
     void close_files() noexcept;
     void release_holds() noexcept;
     void resolve_once();  // throws FileChanged when a file changed under a read
+    void resolve_from(int first_attempt);
+    void need_plan(CallPlan &plan);  // need() for every file-backed projection of `plan`
+    // One round of resolve_once, in three steps: pins, claims and streaming memory for every
+    // request of `round`; then a request's read (its own claim, or uncached); then a wait for
+    // another reader (false when that reader gave up: the request is read again).
+    void acquire_round(const std::vector<Request *> &round, AlignedBuffer &buffer);
+    void fetch_own(Request &r);
+    bool wait_for_reader(Request &r);
     void read(Request &r, uint8_t *dst);  // counted_read, checked; errors named after the projection
+    void keep_failure(size_t item, std::exception_ptr failure, bool reread) noexcept;
     [[noreturn]] static void rethrow_for(const Request &r, const Error &e);
 
     AlignedBuffer &stream_;
@@ -93,7 +129,19 @@ private:
     std::vector<Request> &requests_;  // this thread's, reused call after call
     std::vector<OpenFile> &files_;    // likewise
     std::vector<std::unique_ptr<AlignedBuffer>> retry_buffers_;
-    uint64_t hits_ = 0, misses_ = 0;  // of the current attempt, counted when it is not started over
+    // Of the current attempt, counted when it is not started over (atomic: pipelined reads).
+    std::atomic<uint64_t> hits_{0}, misses_{0};
+
+    // The pipeline (begin .. finish): the pending requests, reads first, then waits; one state
+    // per request (ReadState), allocated as the call's count grows and kept by the thread.
+    std::vector<Request *> pending_;
+    size_t pending_reads_ = 0;
+    std::atomic<bool> failed_{false};
+    std::mutex failure_mutex_;
+    size_t failed_item_ = SIZE_MAX;  // the earliest failed item, under failure_mutex_
+    std::exception_ptr failure_;     // its error; null when it is to be read again
+    bool reread_ = false;            // an item failed in a way resolve() retries
+    static std::unique_ptr<std::atomic<int32_t>[]> &thread_states(size_t count);
 };
 
 }  // namespace memra
