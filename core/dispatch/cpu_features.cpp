@@ -1,6 +1,10 @@
 #include "dispatch/cpu_features.h"
 
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include <cstring>
 
@@ -26,6 +30,19 @@ uint64_t xcr0() {
 }
 
 bool bit(uint32_t reg, int n) { return (reg >> n) & 1u; }
+
+// The AMX tile data (8 KiB per thread) is an XSAVE feature Linux enables in XCR0 but hands to a
+// process only on request (5.16+: arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)); a tile
+// instruction without it faults (SIGILL). Asked once, here, before any plugin is chosen; the
+// grant is process-wide and permanent, so every thread, the callers' included, may use tiles.
+bool tile_state_granted() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+}
 
 enum class Reg { EAX, EBX, ECX, EDX };
 
@@ -96,12 +113,20 @@ CpuFeatures read_cpu() {
     const uint64_t xcr = osxsave ? xcr0() : 0;
     f.os_ymm = (xcr & MEMRA_CPU_STATE_YMM) == MEMRA_CPU_STATE_YMM;
     f.os_zmm = (xcr & MEMRA_CPU_STATE_ZMM) == MEMRA_CPU_STATE_ZMM;
+    for (const FeatureRow &row : kFeatures)
+        if (bit(reg_of(cpuid_if_present(row.leaf, row.subleaf), row.reg), row.cpuid_bit))
+            f.cpu_bits |= MEMRA_CPU_BIT(row.bit);
+    // The tile state: saved by the OS (XCR0) and granted to this process; asked only on a CPU
+    // with AMX, so elsewhere no syscall is made.
+    f.os_tile = (xcr & MEMRA_CPU_STATE_TILE) == MEMRA_CPU_STATE_TILE &&
+                (f.cpu_bits & MEMRA_CPU_BIT(MEMRA_CPU_AMX_TILE)) && tile_state_granted();
     for (const FeatureRow &row : kFeatures) {
-        if (!bit(reg_of(cpuid_if_present(row.leaf, row.subleaf), row.reg), row.cpuid_bit)) continue;
-        f.cpu_bits |= MEMRA_CPU_BIT(row.bit);
+        if (!(f.cpu_bits & MEMRA_CPU_BIT(row.bit))) continue;
         // A feature whose registers the OS does not save is as good as absent: using it would
         // corrupt state on a context switch or fault outright.
-        if ((xcr & row.state) == row.state) f.usable |= MEMRA_CPU_BIT(row.bit);
+        if ((xcr & row.state) != row.state) continue;
+        if (row.state == MEMRA_CPU_STATE_TILE && !f.os_tile) continue;
+        f.usable |= MEMRA_CPU_BIT(row.bit);
     }
     return f;
 }
@@ -121,6 +146,20 @@ int cpu_feature_from_name(const std::string &name) {
     for (int i = 0; i < MEMRA_CPU_FEATURE_COUNT; ++i)
         if (name == kFeatures[i].name) return i;
     return -1;
+}
+
+std::string cpu_absence_note(uint64_t missing) {
+    const CpuFeatures &cpu = detect_cpu_features();
+    const uint64_t not_enabled = missing & cpu.cpu_bits & ~cpu.usable;
+    if (!not_enabled) return {};
+    uint64_t tile = 0;
+    for (const FeatureRow &row : kFeatures)
+        if (row.state == MEMRA_CPU_STATE_TILE) tile |= MEMRA_CPU_BIT(row.bit);
+    if (not_enabled & tile)
+        return " (the CPU has " + cpu_feature_list(not_enabled) +
+               ", but the OS did not grant this process the AMX tile state: arch_prctl(ARCH_REQ_XCOMP_PERM) "
+               "refused, or XCR0 lacks it)";
+    return " (the CPU has " + cpu_feature_list(not_enabled) + ", but the OS does not save their registers)";
 }
 
 std::string cpu_feature_list(uint64_t mask) {

@@ -128,7 +128,7 @@ void load_one(PluginRecord &rec, uint64_t usable_features, UniqueFd module) {
     }
     const uint64_t missing = m.requires & ~usable_features;
     if (missing) {
-        rec.status = "cpu lacks " + cpu_feature_list(missing);
+        rec.status = "cpu lacks " + cpu_feature_list(missing) + cpu_absence_note(missing);
         return;
     }
     std::string error;

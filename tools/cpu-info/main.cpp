@@ -63,7 +63,8 @@ void print_text(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, 
                 const std::string &effect) {
     std::printf("cpu        %s (%s)\n", cpu.model.c_str(), cpu.vendor.c_str());
     std::printf("features   %s\n", memra::cpu_feature_list(cpu.usable).c_str());
-    std::printf("os state   ymm %s, zmm %s\n", cpu.os_ymm ? "saved" : "NOT saved", cpu.os_zmm ? "saved" : "NOT saved");
+    std::printf("os state   ymm %s, zmm %s, amx tiles %s\n", cpu.os_ymm ? "saved" : "NOT saved",
+                cpu.os_zmm ? "saved" : "NOT saved", cpu.os_tile ? "granted" : "NOT granted (or no AMX)");
     if (const uint64_t hidden = cpu.usable & ~r.usable_features())
         std::printf("hidden     %s (MEMRA_CPU_EXPERT_DISABLE_FEATURES)\n", memra::cpu_feature_list(hidden).c_str());
     std::printf("library    %s\n", lib.path.c_str());
@@ -97,7 +98,7 @@ void print_json(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, 
     j.key("features").begin_array();
     for (int f = 0; f < MEMRA_CPU_FEATURE_COUNT; ++f)
         if (cpu.usable & MEMRA_CPU_BIT(f)) j.value(memra::cpu_feature_name(static_cast<memra_cpu_feature>(f)));
-    j.end_array().field("os_ymm", cpu.os_ymm).field("os_zmm", cpu.os_zmm).end_object();
+    j.end_array().field("os_ymm", cpu.os_ymm).field("os_zmm", cpu.os_zmm).field("os_tile", cpu.os_tile).end_object();
     j.field("library", lib.path);
     j.key("plugins").begin_array();
     for (const memra::PluginRecord &p : r.plugins())

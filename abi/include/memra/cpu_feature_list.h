@@ -12,8 +12,10 @@
  *              static_asserts that the numbers are 0, 1, 2, ... in row order)
  *   leaf, subleaf, reg, cpuid_bit   where CPUID reports it (reg: EAX, EBX, ECX or EDX)
  *   state      the register state the OS must save (XCR0, read with XGETBV) for the feature to
- *              count as present: NONE, YMM (AVX*) or ZMM (AVX-512*); one whose registers the OS
- *              does not save is as good as absent. */
+ *              count as present: NONE, YMM (AVX*), ZMM (AVX-512*) or TILE (AMX*); one whose
+ *              registers the OS does not save is as good as absent. TILE also needs the OS's
+ *              permission for this process (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM,
+ *              XFEATURE_XTILEDATA), asked by the core's detection): refused, AMX is absent. */
 #ifndef MEMRA_CPU_FEATURE_LIST_H
 #define MEMRA_CPU_FEATURE_LIST_H
 
@@ -22,6 +24,7 @@
 #define MEMRA_CPU_STATE_NONE 0x0u
 #define MEMRA_CPU_STATE_YMM 0x6u  /* XCR0: XMM | YMM */
 #define MEMRA_CPU_STATE_ZMM 0xE6u /* XCR0: XMM | YMM | opmask | ZMM_Hi256 | Hi16_ZMM */
+#define MEMRA_CPU_STATE_TILE 0x60000u /* XCR0: XTILECFG (17) | XTILEDATA (18) */
 
 /* clang-format off */
 #define MEMRA_CPU_FEATURE_LIST(X)                                                    \
@@ -42,7 +45,10 @@
     X(AVX512DQ,    avx512dq,    14, 0x7, 0, EBX, 17, ZMM)                            \
     X(AVX512VL,    avx512vl,    15, 0x7, 0, EBX, 31, ZMM)                            \
     X(AVX512_VNNI, avx512_vnni, 16, 0x7, 0, ECX, 11, ZMM)                            \
-    X(AVX512_BF16, avx512_bf16, 17, 0x7, 1, EAX,  5, ZMM)
+    X(AVX512_BF16, avx512_bf16, 17, 0x7, 1, EAX,  5, ZMM)                            \
+    X(AMX_TILE,    amx_tile,    18, 0x7, 0, EDX, 24, TILE)                           \
+    X(AMX_INT8,    amx_int8,    19, 0x7, 0, EDX, 25, TILE)                           \
+    X(AMX_BF16,    amx_bf16,    20, 0x7, 0, EDX, 22, TILE)
 /* clang-format on */
 
 /* CPU features as bit numbers in memra_backend_v1::required_features. */
