@@ -17,6 +17,12 @@ const memra_kernel_v2 *find_kernel(const memra_backend_v2 &table, int32_t qtype)
     return nullptr;
 }
 
+bool serves_token_path(const memra_backend_v2 &table) {
+    for (int32_t i = 0; i < table.kernel_count; ++i)
+        if (table.kernels[i].gemv) return true;
+    return false;
+}
+
 BackendSet::BackendSet(const BackendLocations &where, const CpuFeatures &cpu, uint64_t disabled) {
     usable_ = cpu.usable & ~disabled;
     if (!where.plugin_dir.empty()) searched_.push_back(where.plugin_dir);
@@ -58,7 +64,8 @@ Backend BackendSet::make_backend(const PluginRecord &record, bool test_build,
     Backend b;
     b.plugin_name = record.manifest.name.empty() ? record.manifest.path : record.manifest.name;
     b.test_build = test_build;
-    b.label = test_build && b.plugin_name == kEmulatedPluginName ? kEmulatedLabel : b.plugin_name;
+    b.label = b.plugin_name;
+    if (test_build) std::replace(b.label.begin(), b.label.end(), '_', '-');  // "avxvnni-emulated"
     b.requires = cpu_feature_list(record.manifest.requires);
     b.module = record.manifest.module_path;
     if (!record.loaded) {

@@ -2,8 +2,9 @@
 // finds them: the core's own plugin loader reads each manifest and loads a module only when this
 // CPU (minus MEMRA_CPU_EXPERT_DISABLE_FEATURES) has every feature it requires, so a plugin this
 // CPU cannot run is reported with the loader's reason and never mapped. Beside the shipped
-// plugins comes the test build of the AVX-VNNI kernels with vpdpbusd emulated on AVX2
-// ("avxvnni-emulated"), a module of its own in a directory the library never searches.
+// plugins come the test builds, modules of their own in a directory the library never searches:
+// the AVX-VNNI kernels with vpdpbusd emulated on AVX2 ("avxvnni-emulated") and the AMX rows-path
+// kernels with the tiles emulated in AVX-512 ("amx-emulated").
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,8 @@
 
 namespace memra::conformance {
 
-// How the runner and the suite name the emulated build, and its manifest name.
+// How the runner and the suite name the emulated-VNNI build, and its manifest name (the
+// placeholder when no test build is found; every test build's label is its name with '-').
 inline constexpr const char *kEmulatedLabel = "avxvnni-emulated";
 inline constexpr const char *kEmulatedPluginName = "avxvnni_emulated";
 
@@ -29,9 +31,9 @@ struct BackendLocations {
 };
 
 struct Backend {
-    std::string label;         // "avx2", ..., "avxvnni-emulated"
+    std::string label;         // "avx2", ..., "avxvnni-emulated", "amx-emulated"
     std::string plugin_name;   // the manifest's name: what Settings::backend selects
-    bool test_build = false;   // the emulated build: not a shipped plugin
+    bool test_build = false;   // an emulated build: not a shipped plugin
     std::string requires;      // the manifest's features, /proc/cpuinfo spelling
     std::string module;        // the module file
     std::string skip_reason;   // non-empty: not runnable here, and why (then nothing is set below)
@@ -79,5 +81,10 @@ private:
 
 // The kernel of `qtype` in a table, or nullptr.
 const memra_kernel_v2 *find_kernel(const memra_backend_v2 &table, int32_t qtype);
+
+// Whether a table serves the token path of any format. A SIMD build serves every format on both
+// paths; a rows-only build (plugins/amx) serves the rows path of some, the rest falling to the
+// plugins below it, so a format it lacks is no defect.
+bool serves_token_path(const memra_backend_v2 &table);
 
 }  // namespace memra::conformance

@@ -106,6 +106,7 @@ std::string KernelCase::compare_quantizer(const memra_backend_v2 &subject) const
 }
 
 std::string KernelCase::compare_gemv(const memra_kernel_v2 &k) const {
+    if (!k.gemv) return "";  // the token path is a lower plugin's (a rows-only build)
     const size_t out = size_t(shape_.out);
     std::vector<float> y(out);
     for (int32_t j = 0; j < shape_.acts; ++j) {
@@ -127,6 +128,7 @@ std::string KernelCase::compare_gemv(const memra_kernel_v2 &k) const {
 }
 
 std::string KernelCase::compare_gemm(const memra_kernel_v2 &k) const {
+    if (!k.gemm) return "";  // the rows path is a lower plugin's
     const size_t out = size_t(shape_.out), ldy = out + kLdyPad;
     for (int32_t m : {1, 2, 5, 64}) {
         if (m > shape_.acts) break;

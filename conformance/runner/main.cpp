@@ -118,7 +118,7 @@ po::options_description describe_options() {
         "Options");
     options.add_options()
         ("help,h", "show this help")
-        ("backend", po::value<std::string>()->default_value("all"), "all, or backends to check (comma-separated): the plugins --list shows, avxvnni-emulated")
+        ("backend", po::value<std::string>()->default_value("all"), "all, or backends to check (comma-separated): the plugins --list shows, avxvnni-emulated, amx-emulated")
         ("qtype", po::value<std::string>()->default_value("all"), "all, or formats to check (comma-separated): f32, q4_0, q8_0, q2_K, ..., nvfp4")
         ("seed", po::value<uint64_t>()->default_value(1), "seed of the random weights and activations")
         ("iterations", po::value<int32_t>()->default_value(3), "how many times every case is repeated on fresh random data (>= 1)")

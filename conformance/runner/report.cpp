@@ -10,8 +10,9 @@ namespace memra::conformance {
 namespace {
 
 const char *const kTestBuildNote =
-    "* test build: the AVX-VNNI kernels with vpdpbusd emulated exactly on AVX2 (plugins/avxvnni_emulated),\n"
-    "  loaded from a directory the library never searches; it is not a shipped plugin.";
+    "* test build: avxvnni-emulated, the AVX-VNNI kernels with vpdpbusd emulated exactly on AVX2\n"
+    "  (plugins/avxvnni_emulated); amx-emulated, the AMX rows-path kernels with the tiles emulated in\n"
+    "  AVX-512 (plugins/amx_emulated); loaded from a directory the library never searches, not shipped.";
 
 const char *verdict_word(Verdict v) {
     switch (v) {

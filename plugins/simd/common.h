@@ -63,6 +63,11 @@ inline __m256i nibbles_lo_hi(const uint8_t *p) {
 
 inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); }
 
+// One 8-lane f32 accumulator (the canonical lanes), the state of most formats' dots.
+struct Acc8 {
+    __m256 acc;
+};
+
 constexpr int kMaxM = 64;  // memra_kernel_v2::gemm's largest m
 
 // The rows path's software prefetch distance along each weight row (one stream per row of a

@@ -26,11 +26,6 @@ namespace memra::simd::MEMRA_SIMD_NS {
 // row block and d_a once per activation block and multiplying the vectors gives every lane the
 // scalar code's product (same operand order).
 
-struct Acc8 {
-    __m256 acc;
-};
-
-
 // One Q8_0 activation block, prepared once and shared by the rows of a tile.
 template <int K>
 struct ActOffset {
@@ -66,6 +61,11 @@ struct Block32 {
         __m256i lanes;
         if constexpr (K > 0) lanes = Isa::dot4(x.base, b.w, x.a);
         else lanes = Isa::dot4(_mm256_setzero_si256(), b.aw, _mm256_sign_epi8(x.a, b.w));
+        combine(s, b, lanes, x);
+    }
+    // The float side from the block's exact int lanes (with x.base in them where K > 0): one fma
+    // with d_w * d_a. Also the tile driver's (simd/tile_gemm.h), whose lanes come from tiles.
+    static inline void combine(Acc &s, const Block &b, __m256i lanes, const Act &x) {
         s.acc = _mm256_fmadd_ps(_mm256_mul_ps(b.d, x.d), _mm256_cvtepi32_ps(lanes), s.acc);
     }
     static inline float finish(const Acc &s) { return hsum8(s.acc); }

@@ -24,10 +24,6 @@ inline const uint8_t *qs(const uint8_t *a) { return a + q8_K_act::kQsOffset; }
 inline __m256i bsums(const uint8_t *a) { return load256(a + q8_K_act::kBsumsOffset); }  // 16 x int16
 }  // namespace q8k
 
-struct Acc8 {
-    __m256 acc;
-};
-
 // One Q8_K activation block as the steps read it, prepared once per block and shared by all the
 // rows of a tile: D, bsums (16 x int16) and T_j = bs[2j] + bs[2j+1] (8 x int16, |T| <= 4064).
 // Formats take what they use; the compiler drops the rest.

@@ -3,12 +3,12 @@
 // the shapes in_features in {smallest legal, 2048, 4096, 16640 (out <= 33)}, out_features in {1, 7, 33, 1536, 768},
 // gemm m in {1, 2, 5, 64} (64 only for the small out_features), with padded xq_stride and ldy.
 //
-// Builds: the plugin modules avx2, avxvnni, avx512 (dlopened like the core does, and only when
-// the running CPU has every feature the module's manifest requires: otherwise the test is
-// skipped and says why) and the test-only avxvnni_emulated static library (the VNNI code path
-// with vpdpbusd emulated on AVX2). Only a CPU feature the build needs and this CPU lacks makes a
-// skip: a plugin that is present but does not load, or lacks a format's kernel, fails.
-#include <dlfcn.h>
+// Builds: the plugin modules avx2, avxvnni, avx512, ... (dlopened like the core does, and only
+// when the running CPU has every feature the module's manifest requires: otherwise the test is
+// skipped and says why) and the test-only static libraries (simd_builds.h). Only a CPU feature
+// the build needs and this CPU lacks makes a skip: a plugin that is present but does not load,
+// or lacks a format's kernel, fails. A rows-only build (plugins/amx: gemm of some formats, no
+// token path) is checked here on what it serves; test_tiles_vs_scalar.cpp checks it in depth.
 #include <gtest/gtest.h>
 #include <immintrin.h>
 
@@ -33,128 +33,15 @@
 #include "memra/cpu_experts.h"
 #include "simd/ue4m3_table.h"
 #include "synthetic_weights.h"
-#include "memra_backend_rows.h"
+#include "simd_builds.h"
 #include "test_util.h"
-
-extern "C" const memra_backend_v2 *memra_simd_avxvnni_emulated_backend(void);
 
 namespace memra::plugin_tests {
 namespace {
 
 const std::string kBackendDir = MEMRA_SIMD_BACKEND_DIR;
-// The rows of plugins/backends.table other than the scalar reference: the shipped plugins, and
-// with the test-only builds the SIMD builds.
-std::vector<const char *> simd_rows(bool with_test_builds) {
-    std::vector<const char *> names;
-    for (const memra_backend_row &row : memra_backend_rows)
-        if (std::string(row.name) != "scalar" && (with_test_builds || row.shipped())) names.push_back(row.name);
-    return names;
-}
 const std::vector<const char *> kPlugins = simd_rows(false);
 const std::vector<const char *> kBuilds = simd_rows(true);
-
-// The features a row requires.
-std::vector<std::string> row_features(const std::string &name) {
-    std::vector<std::string> features;
-    for (const memra_backend_row &row : memra_backend_rows)
-        if (name == row.name) {
-            std::istringstream words(row.features);
-            for (std::string w; words >> w;) features.push_back(w);
-        }
-    return features;
-}
-
-// The CPU's feature flags as Linux reports them (/proc/cpuinfo "flags": CPUID as the kernel
-// sees it, with features the OS does not enable, e.g. AVX without XSAVE of YMM, removed).
-// MEMRA_TEST_HIDE_CPU_FEATURES="avx_vnni ..." hides some, to try the skips of another CPU
-// (e.g. "avx_vnni" for an AMD Zen 4: AVX-512 VNNI but no AVX-VNNI).
-const std::set<std::string> &cpu_flags() {
-    static const std::set<std::string> flags = [] {
-        std::set<std::string> f;
-        std::ifstream in("/proc/cpuinfo");
-        std::string line;
-        while (std::getline(in, line)) {
-            if (line.rfind("flags", 0) != 0) continue;
-            std::istringstream words(line.substr(line.find(':') + 1));
-            for (std::string w; words >> w;) f.insert(w);
-            break;
-        }
-        if (const char *hide = std::getenv("MEMRA_TEST_HIDE_CPU_FEATURES")) {
-            std::istringstream words(hide);
-            for (std::string w; words >> w;) f.erase(w);
-        }
-        return f;
-    }();
-    return flags;
-}
-
-// "" when the CPU has all of them, else the missing ones.
-std::string missing_features(const std::vector<std::string> &features) {
-    std::string missing;
-    for (const std::string &f : features)
-        if (!cpu_flags().count(f)) missing += (missing.empty() ? "" : " ") + f;
-    return missing;
-}
-
-std::vector<std::string> manifest_requires(const std::string &name) {
-    std::ifstream in(kBackendDir + "/memra-backend-" + name + ".manifest");
-    std::vector<std::string> req;
-    for (std::string line; std::getline(in, line);)
-        if (line.rfind("requires ", 0) == 0) {
-            std::istringstream words(line.substr(9));
-            for (std::string w; words >> w;) req.push_back(w);
-        }
-    return req;
-}
-
-// The table of build `name`, or nullptr with *why set; *cpu_lacks says whether the reason is
-// only that this CPU lacks a feature the build requires (a skip). Anything else (no manifest,
-// a module that does not load, no entry point) is a broken plugin, and its tests fail.
-const memra_backend_v2 *build_table(const std::string &name, std::string *why, bool *cpu_lacks) {
-    *cpu_lacks = false;
-    static std::map<std::string, const memra_backend_v2 *> loaded;
-    if (name == "avxvnni_emulated") {
-        const std::string missing = missing_features(row_features(name));
-        if (!missing.empty()) {
-            *why = "this CPU lacks " + missing + " (needed by the emulated-VNNI build)";
-            *cpu_lacks = true;
-            return nullptr;
-        }
-        return memra_simd_avxvnni_emulated_backend();
-    }
-    const std::vector<std::string> req = manifest_requires(name);
-    if (req.empty()) {
-        *why = "no manifest for " + name + " in " + kBackendDir;
-        return nullptr;
-    }
-    const std::string missing = missing_features(req);
-    if (!missing.empty()) {
-        *why = "this CPU lacks " + missing + ", required by the " + name + " plugin";
-        *cpu_lacks = true;
-        return nullptr;
-    }
-    auto it = loaded.find(name);
-    if (it != loaded.end()) return it->second;
-    const std::string path = kBackendDir + "/memra-backend-" + name + ".so";
-    void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        *why = std::string("dlopen failed: ") + dlerror();
-        return nullptr;
-    }
-    void *sym = dlsym(h, MEMRA_BACKEND_ENTRY_SYMBOL);
-    memra_backend_entry_fn entry;
-    std::memcpy(&entry, &sym, sizeof entry);
-    const memra_backend_v2 *t = entry ? entry() : nullptr;
-    if (!t) *why = "no entry point / table in " + path;
-    loaded[name] = t;
-    return t;
-}
-
-const memra_kernel_v2 *find_kernel(const memra_backend_v2 *t, int32_t qtype) {
-    for (int32_t i = 0; i < t->kernel_count; ++i)
-        if (t->kernels[i].qtype == qtype) return &t->kernels[i];
-    return nullptr;
-}
 
 // One problem and the scalar answers, shared by all builds (the scalar side is the slow part).
 struct Case {
@@ -205,16 +92,6 @@ const Case &reference(int32_t qtype, int32_t in, int32_t out, int32_t acts) {
     return c;
 }
 
-std::string first_difference(const float *got, const float *want, size_t count) {
-    for (size_t i = 0; i < count; ++i)
-        if (bits(got[i]) != bits(want[i])) {
-            std::ostringstream s;
-            s << "first difference at " << i << ": got " << got[i] << " (0x" << std::hex << bits(got[i])
-              << ") want " << want[i] << " (0x" << bits(want[i]) << ")";
-            return s.str();
-        }
-    return "";
-}
 
 using Param = std::tuple<const char *, const char *>;  // build, qtype name
 class SimdVsScalar : public ::testing::TestWithParam<Param> {};
@@ -228,11 +105,17 @@ TEST_P(SimdVsScalar, BitExact) {
     if (!t && cpu_lacks) GTEST_SKIP() << why;
     ASSERT_NE(t, nullptr) << "broken plugin: " << why;
     ASSERT_EQ(std::string(t->name), build);
-    // Every SIMD build serves every format (plugins/simd/backend_table.cpp): a missing kernel is
-    // a defect, not a skip.
+    // Every SIMD build with a token path serves every format on both paths
+    // (plugins/simd/backend_table.cpp): a missing kernel is a defect, not a skip. A rows-only
+    // build serves the formats of its list (test_tiles_vs_scalar.cpp checks which).
+    const bool full = serves_token_path(t);
     const memra_kernel_v2 *k = find_kernel(t, info.id);
+    if (!full && !k) return;
     ASSERT_NE(k, nullptr) << build << " has no kernel for " << info.name;
     ASSERT_EQ(k->act_format, info.act_format);
+    if (full) {
+        ASSERT_TRUE(k->gemv && k->gemm) << build << " lacks a path of " << info.name;
+    }
 
     std::vector<int32_t> ins = {info.block_elems, 2048, 4096};
     if (info.block_elems == 1) ins.push_back(37);  // F32 / BF16: a tail of 5 after 32
@@ -248,13 +131,14 @@ TEST_P(SimdVsScalar, BitExact) {
             const Case &c = reference(info.id, in, out, small ? 64 : 5);
             SCOPED_TRACE(build + " " + info.name + " in=" + std::to_string(in) + " out=" + std::to_string(out));
             std::vector<float> y(static_cast<size_t>(out));
-            for (int32_t j = 0; j < 4; ++j) {  // the random activation and the three edge cases
+            for (int32_t j = 0; j < 4 && k->gemv; ++j) {  // the random activation and the three edge cases
                 const float *want = &c.ref[size_t(j) * out];
                 k->gemv(c.w.data(), c.row_bytes, out, in, &c.xq[size_t(j) * c.stride], y.data());
                 ASSERT_EQ(std::memcmp(y.data(), want, y.size() * 4), 0)
                     << "gemv, activation " << j << ": " << first_difference(y.data(), want, y.size());
             }
             for (int32_t m : small ? std::vector<int32_t>{1, 2, 5, 64} : std::vector<int32_t>{2, 5}) {
+                if (!k->gemm) break;
                 const size_t ldy = size_t(out) + 3;
                 std::vector<float> ym(ldy * size_t(m), -7.0f);
                 k->gemm(c.w.data(), c.row_bytes, out, in, c.xq.data(), c.stride, m, ym.data(), ldy);
@@ -305,6 +189,7 @@ TEST_P(SimdBf16, FlushesAndRoundsAsVdpbf16ps) {
     if (!t && cpu_lacks) GTEST_SKIP() << why;
     ASSERT_NE(t, nullptr) << "broken plugin: " << why;
     const memra_kernel_v2 *k = find_kernel(t, MEMRA_QTYPE_BF16);
+    if (!serves_token_path(t) && !k) return;  // a rows-only build without BF16 (plugins/amx)
     ASSERT_NE(k, nullptr);
     const memra_kernel_v2 &sk = testkit::scalar_kernel(MEMRA_QTYPE_BF16);
     std::mt19937 rng(29);
@@ -457,7 +342,8 @@ TEST_P(SimdModule, TableFeaturesEqualManifest) {
 }
 
 // Each module holds only the instructions its row promises: AVX-512 (zmm or opmask registers)
-// only in a plugin that requires avx512f, VNNI exactly in those that require a VNNI feature.
+// only in a plugin that requires avx512f, VNNI exactly in those that require a VNNI feature, AMX
+// tiles only in those that require amx_int8.
 TEST_P(SimdModule, UsesOnlyItsOwnIsa) {
     const std::string name = GetParam();
     const std::vector<std::string> features = row_features(name);
@@ -473,7 +359,15 @@ TEST_P(SimdModule, UsesOnlyItsOwnIsa) {
         for (size_t at = dis.find(needle); at != std::string::npos; at = dis.find(needle, at + 1)) ++n;
         return n;
     };
-    EXPECT_GT(count("vpmaddubsw"), 0u) << name << ": no SIMD kernels in the module?";
+    // The tile builds' integer dots are tile instructions; every other build's, vpmaddubsw (its
+    // scaled dots) and nothing of AMX.
+    if (requires_feature("amx_int8")) {
+        EXPECT_GT(count("\ttdpbsud"), 0u) << name << ": no AMX-INT8 tile dots in the module?";
+        EXPECT_GT(count("\ttilerelease"), 0u) << name << " never gives the tile state back";
+    } else {
+        EXPECT_GT(count("vpmaddubsw"), 0u) << name << ": no SIMD kernels in the module?";
+        EXPECT_EQ(count("\ttdpb") + count("\ttileloadd") + count("\tldtilecfg"), 0u) << name << " contains AMX code";
+    }
     if (!requires_feature("avx512f")) {
         EXPECT_EQ(count("%zmm"), 0u) << name << " contains AVX-512 (zmm) code";
         EXPECT_EQ(count("{%k"), 0u) << name << " contains AVX-512 (masked) code";

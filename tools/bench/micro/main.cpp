@@ -6,6 +6,7 @@
 // DRAM-bound figures hide. bytes_per_second counts weight bytes.
 //
 //   memra-bench-micro --benchmark_filter='gemv/avx512/.*'
+//   memra-bench-micro --benchmark_filter='gemm32/(amx|avx512)/(q4_K|q8_0|q4_0)$'
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -94,8 +95,9 @@ int main(int argc, char **argv) {
         for (int32_t i = 0; i < p.table->kernel_count; ++i) {
             const memra_kernel_v2 *k = &p.table->kernels[i];
             const std::string name = std::string(p.table->name) + "/" + memra::testkit::qtype_name(k->qtype);
-            benchmark::RegisterBenchmark(("gemv/" + name).c_str(), gemv, k);
-            benchmark::RegisterBenchmark(("gemm32/" + name).c_str(), gemm, k);
+            // A plugin may serve one path only (amx: gemm): the other is a lower plugin's.
+            if (k->gemv) benchmark::RegisterBenchmark(("gemv/" + name).c_str(), gemv, k);
+            if (k->gemm) benchmark::RegisterBenchmark(("gemm32/" + name).c_str(), gemm, k);
         }
     }
     benchmark::Initialize(&argc, argv);

@@ -1,0 +1,21 @@
+// The rows-path entry points of a tile build (plugins/amx, plugins/amx_emulated): one per row of
+// MEMRA_TILE_FORMAT_LIST, the tile driver over that format's tile form.
+#include "simd/tile_formats.h"
+
+namespace memra::simd::MEMRA_SIMD_NS {
+
+static_assert(Q8_0::kBytes == size_t(memra::formats::q8_0.block_bytes) && Isa::kExactDot4,
+              "the tile form of Q8_0 is the offset form (w + 128 as unsigned bytes)");
+
+#define MEMRA_TILE_DEFINE_(name, Form)                                                                    \
+    static_assert(Form::Format::kElems == memra::formats::name.block_elems &&                             \
+                      Form::Format::kBytes == size_t(memra::formats::name.block_bytes),                   \
+                  #Form "'s block disagrees with its MEMRA_FORMAT_LIST row");                             \
+    void gemm_tiles_##name(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq,   \
+                           size_t xq_stride, int32_t m, float *y, size_t ldy) {                           \
+        tile_gemm<Form>(w, row_bytes, rows, n, xq, xq_stride, m, y, ldy);                                 \
+    }
+MEMRA_TILE_FORMAT_LIST(MEMRA_TILE_DEFINE_)
+#undef MEMRA_TILE_DEFINE_
+
+}  // namespace memra::simd::MEMRA_SIMD_NS
