@@ -19,7 +19,8 @@
 // "realistic" (4096 x 1536 and 2048 x 768 in the default scope of plan.h: row tiles of the big
 // matrices and 2048 x 768 calls). Scope::Full, whose whole 4096 x 1536 matrices take the scalar
 // reference minutes, is left to `memra-conformance --full`: ctest stays at a few seconds per
-// core for the whole suite.
+// core for the whole suite. kernel_edges_test.cpp adds, per backend, the inputs where kernels
+// most easily part from scalar (BF16 under DAZ/FTZ, the quantizers' rounding edges).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,41 +31,18 @@
 #include <tuple>
 #include <vector>
 
-#include "backends.h"
 #include "expert_set.h"
 #include "formats.h"
 #include "compute/moe.h"
 #include "plan.h"
 #include "run.h"
-#include "dispatch/settings.h"
+#include "suite_backends.h"
 #include "synthetic_weights.h"
 
 namespace memra::conformance {
 namespace {
 
 constexpr uint64_t kSeed = 1;
-
-const BackendSet &backends() {
-    static const BackendSet set = [] {
-        BackendLocations where;
-        where.library_backend_dir = MEMRA_BACKEND_BUILD_DIR;
-        where.test_backend_dir = MEMRA_TEST_BACKEND_BUILD_DIR;
-        return BackendSet(where, detect_cpu_features(), read_settings().disabled_features);
-    }();
-    return set;
-}
-
-const Backend *backend_named(const std::string &plugin_name) {
-    for (const Backend &b : backends().subjects())
-        if (b.plugin_name == plugin_name) return &b;
-    return nullptr;
-}
-
-std::vector<std::string> subject_names() {
-    std::vector<std::string> names;
-    for (const Backend &b : backends().subjects()) names.push_back(b.plugin_name);
-    return names;
-}
 
 enum class ShapeClass { Small, Realistic };
 
@@ -83,16 +61,11 @@ class Conformance : public ::testing::TestWithParam<Param> {
 protected:
     // The backend under test and the reference, or a skip / failure saying why there is none.
     void SetUp() override {
-        ASSERT_NE(backends().reference(), nullptr) << backends().problem();
-        reference_ = backends().reference();
-        subject_ = backend_named(std::get<0>(GetParam()));
-        ASSERT_NE(subject_, nullptr);
-        // Skip only where this CPU lacks a feature the plugin needs; a broken plugin, or one
-        // without a kernel for a format (every SIMD build serves all of them), fails. A
+        use_backend(std::get<0>(GetParam()), reference_, subject_);
+        if (IsSkipped() || HasFatalFailure()) return;
+        // A SIMD build without a kernel for a format (every one serves all of them) fails. A
         // rows-only build (plugins/amx) lacking a format leaves it to the plugins below: its
         // kernel test has nothing to compare, its calls test checks the forced selection.
-        ASSERT_FALSE(subject_->broken) << subject_->label << " is broken: " << subject_->skip_reason;
-        if (!subject_->runnable()) GTEST_SKIP() << subject_->label << ": " << subject_->skip_reason;
         qtype_ = std::get<1>(GetParam());
         if (serves_token_path(*subject_->table)) {
             ASSERT_NE(find_kernel(*subject_->table, qtype_), nullptr)
@@ -138,10 +111,10 @@ INSTANTIATE_TEST_SUITE_P(Backends, Conformance,
 // the same call are unaffected. CallsBitIdentical checks that the backends agree on such rows;
 // this checks what they agree on.
 TEST(ConformanceNonFinite, NonFiniteInputReachesEveryOutputOfItsRow) {
-    std::vector<const Backend *> all{backends().reference()};
-    for (const Backend &b : backends().subjects())
+    std::vector<const Backend *> all{build_backends().reference()};
+    for (const Backend &b : build_backends().subjects())
         if (b.runnable() && b.registry) all.push_back(&b);
-    ASSERT_NE(all.front(), nullptr) << backends().problem();
+    ASSERT_NE(all.front(), nullptr) << build_backends().problem();
     constexpr int32_t kEmbd = 256, kFf = 256;  // one block of every format, Q8_K's 256 included
     for (int32_t qtype : testkit::all_qtypes()) {
         std::mt19937_64 rng(case_seed(kSeed, 0, qtype, 5000));
@@ -186,6 +159,9 @@ TEST(ConformancePlan, CoversTheRequiredShapes) {
                 }
                 EXPECT_TRUE(gate_up && down) << n_embd << "x" << n_ff;
             }
+            bool long_rows = false;  // past the token path's activation window, gemm up to 64
+            for (const KernelShape &s : big.kernels) long_rows |= s.in >= 16640 && s.acts == 64;
+            EXPECT_TRUE(long_rows);
         }
         std::vector<int32_t> rows;
         for (const CallShape &s : small.calls) rows.insert(rows.end(), s.rows.begin(), s.rows.end());

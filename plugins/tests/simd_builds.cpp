@@ -2,6 +2,7 @@
 #include "simd_builds.h"
 
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,7 +17,6 @@
 #include "memra_backend_rows.h"
 #include "test_util.h"
 
-extern "C" const memra_backend_v2 *memra_simd_avxvnni_emulated_backend(void);
 extern "C" const memra_backend_v2 *memra_simd_amx_emulated_backend(void);
 
 namespace memra::plugin_tests {
@@ -29,8 +29,7 @@ struct StaticBuild {
     const char *name;
     const memra_backend_v2 *(*table)(void);
 };
-constexpr StaticBuild kStaticBuilds[] = {{"avxvnni_emulated", memra_simd_avxvnni_emulated_backend},
-                                         {"amx_emulated", memra_simd_amx_emulated_backend}};
+constexpr StaticBuild kStaticBuilds[] = {{"amx_emulated", memra_simd_amx_emulated_backend}};
 
 // The AMX tile data state must be granted to the process before a tile instruction runs
 // (Linux 5.16+: arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)); the core asks for it in
@@ -158,6 +157,14 @@ const memra_backend_v2 *build_table(const std::string &name, std::string *why, b
     if (!t) *why = "no entry point / table in " + path;
     loaded[name] = t;
     return t;
+}
+
+void use_build(const std::string &name, const memra_backend_v2 *&table) {
+    std::string why;
+    bool cpu_lacks = false;
+    table = build_table(name, &why, &cpu_lacks);
+    if (!table && cpu_lacks) GTEST_SKIP() << why;
+    ASSERT_NE(table, nullptr) << "broken plugin: " << why;
 }
 
 const memra_kernel_v2 *find_kernel(const memra_backend_v2 *t, int32_t qtype) {

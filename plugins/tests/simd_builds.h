@@ -1,7 +1,7 @@
 // Which SIMD builds the plugin tests check and how they get each one's table: the plugin modules
 // of plugins/backends.table (dlopened like the core does, only when the running CPU has every
-// feature the manifest requires) and the test-only builds linked in statically
-// (avxvnni_emulated, amx_emulated).
+// feature the manifest requires) and the test-only build linked in statically (amx_emulated,
+// for the tile tests; the emulated-VNNI build is conformance/'s, as a module).
 #pragma once
 
 #include <string>
@@ -28,6 +28,11 @@ std::string missing_features(const std::vector<std::string> &features);
 // a skip). Anything else (no manifest, a module that does not load, no entry point) is a
 // broken plugin, and its tests fail.
 const memra_backend_v2 *build_table(const std::string &name, std::string *why, bool *cpu_lacks);
+
+// The preamble of every per-build test: sets `table` to build `name`'s table, or skips the test
+// with the reason where this machine cannot run it, or fails it where the build is broken. Call
+// from SetUp, or first in a test body and then return when IsSkipped() or HasFatalFailure().
+void use_build(const std::string &name, const memra_backend_v2 *&table);
 
 const memra_kernel_v2 *find_kernel(const memra_backend_v2 *t, int32_t qtype);
 

@@ -75,13 +75,7 @@ const TileCase &tile_case(int32_t qtype, int32_t in, int32_t out) {
 // The build's table, or a skip saying why this machine cannot run it (a failure if it is broken).
 class TilesVsScalar : public ::testing::TestWithParam<const char *> {
 protected:
-    void SetUp() override {
-        std::string why;
-        bool cpu_lacks = false;
-        table_ = build_table(GetParam(), &why, &cpu_lacks);
-        if (!table_ && cpu_lacks) GTEST_SKIP() << why;
-        ASSERT_NE(table_, nullptr) << "broken plugin: " << why;
-    }
+    void SetUp() override { use_build(GetParam(), table_); }
     const memra_backend_v2 *table_ = nullptr;
 };
 
