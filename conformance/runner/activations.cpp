@@ -7,7 +7,7 @@
 namespace memra::conformance {
 
 std::vector<float> activation_rows(int32_t rows, int32_t n, std::mt19937_64 &rng) {
-    std::vector<float> x = testkit::random_input(rows * n, rng);
+    std::vector<float> x = expertkit::random_input(rows * n, rng);
     for (int32_t r = 0; r < rows; ++r) {
         float *row = &x[size_t(r) * size_t(n)];
         switch (r % 8) {

@@ -15,8 +15,8 @@ namespace {
 
 // Macro scales other than 1 (the NVFP4 per-tensor scale, for instance), so that a backend-
 // dependent slip in applying them would show.
-testkit::ExpertSpec spec_for(int32_t qtype, float route_weight) {
-    testkit::ExpertSpec spec = testkit::uniform_spec(qtype, route_weight);
+expertkit::ExpertSpec spec_for(int32_t qtype, float route_weight) {
+    expertkit::ExpertSpec spec = expertkit::uniform_spec(qtype, route_weight);
     spec.gate_scale = 1.25f;
     spec.up_scale = 0.75f;
     spec.down_scale = 1.5f;

@@ -47,7 +47,7 @@ private:
     std::vector<std::vector<float>> run(const BackendRegistry &registry) const;
 
     CallShape shape_;
-    testkit::ExpertSet rows_expert_, token_experts_;
+    expertkit::ExpertSet rows_expert_, token_experts_;
     std::vector<float> inputs_;         // max(rows) x n_embd
     std::vector<float> route_weights_;  // max(rows)
     std::vector<std::vector<float>> reference_;

@@ -56,12 +56,12 @@ std::string first_difference(const float *got, const float *want, size_t count) 
 KernelCase::KernelCase(const memra_backend_v2 &scalar, int32_t qtype, const KernelShape &shape,
                        uint64_t seed)
     : qtype_(qtype), shape_(shape) {
-    const memra_qtype_info &info = testkit::qtype_info(qtype);
+    const memra_qtype_info &info = expertkit::qtype_info(qtype);
     const memra_kernel_v2 *sk = find_kernel(scalar, qtype);
     act_format_ = info.act_format;
     std::mt19937_64 rng(seed);
-    row_bytes_ = testkit::row_bytes(qtype, shape.in);
-    weights_ = testkit::random_weights(qtype, shape.out, shape.in, rng);
+    row_bytes_ = expertkit::row_bytes(qtype, shape.in);
+    weights_ = expertkit::random_weights(qtype, shape.out, shape.in, rng);
     act_bytes_ = memra_act_row_bytes(act_format_, shape.in);
     act_stride_ = act_bytes_ + kStridePad;
     x_ = activation_rows(shape.acts, shape.in, rng);

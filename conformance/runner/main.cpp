@@ -63,7 +63,7 @@ std::vector<std::string> split_list(const std::string &s) {
 }
 
 std::vector<int32_t> selected_qtypes(const std::string &arg) {
-    if (arg == "all") return memra::testkit::all_qtypes();
+    if (arg == "all") return memra::expertkit::all_qtypes();
     std::vector<int32_t> ids;
     for (const std::string &name : split_list(arg)) {
         const auto it = std::find_if(std::begin(memra_qtype_table), std::end(memra_qtype_table),

@@ -18,7 +18,7 @@ int32_t longer_in(int32_t block) { return block == 1 ? 37 : 2 * block; }
 }  // namespace
 
 Plan small_plan(int32_t qtype) {
-    const int32_t block = testkit::qtype_info(qtype).block_elems;
+    const int32_t block = expertkit::qtype_info(qtype).block_elems;
     Plan p;
     for (int32_t in : {block, longer_in(block)})
         for (int32_t out : {1, 7, 33}) p.kernels.push_back({in, out, 64});

@@ -117,7 +117,7 @@ void print_table(std::ostream &out, const RunContext &ctx, const Report &report)
     }
     out << "\n";
     for (size_t q = 0; q < report.qtypes.size(); ++q) {
-        out << std::setw(10) << testkit::qtype_name(report.qtypes[q]);
+        out << std::setw(10) << expertkit::qtype_name(report.qtypes[q]);
         for (size_t b = 0; b < report.results.size(); ++b)
             out << std::setw(int(width[b])) << verdict_word(report.results[b].cells[q].verdict);
         out << "\n";
@@ -138,7 +138,7 @@ void print_table(std::ostream &out, const RunContext &ctx, const Report &report)
             const Cell &c = r.cells[q];
             if (c.verdict == Verdict::Pass) continue;
             notes += std::string(c.verdict == Verdict::Fail ? "FAIL  " : "skip  ") + r.backend->label + " " +
-                     testkit::qtype_name(report.qtypes[q]) + ": " + c.detail + "\n";
+                     expertkit::qtype_name(report.qtypes[q]) + ": " + c.detail + "\n";
         }
     }
     if (!notes.empty()) out << "\n" << notes;
@@ -165,7 +165,7 @@ void print_json(std::ostream &out, const RunContext &ctx, const Report &report) 
         j.key("formats").begin_object();
         for (size_t q = 0; q < report.qtypes.size(); ++q) {
             const Cell &c = r.cells[q];
-            j.key(testkit::qtype_name(report.qtypes[q]))
+            j.key(expertkit::qtype_name(report.qtypes[q]))
                 .begin_object()
                 .field("result", verdict_json(c.verdict))
                 .field("cases", c.cases)

@@ -45,7 +45,7 @@ void compare_all(Report &report, size_t q, const std::string &case_name, Compare
 
 void run_format(const Backend &reference, const RunOptions &options, Report &report, size_t q) {
     const int32_t qtype = report.qtypes[q];
-    const std::string name = testkit::qtype_name(qtype);
+    const std::string name = expertkit::qtype_name(qtype);
     for (BackendResult &r : report.results) {
         // Skipped only where this CPU lacks what the plugin needs; a broken plugin, or one
         // without a kernel for a format (every SIMD build serves all of them), fails. A
@@ -103,7 +103,7 @@ Report run_conformance(const Backend &reference, const RunOptions &options) {
     for (const Backend *b : options.backends) report.results.push_back({b, std::vector<Cell>(options.qtypes.size())});
     for (size_t q = 0; q < report.qtypes.size(); ++q) {
         if (options.progress)
-            options.progress(testkit::qtype_name(report.qtypes[q]) + " (" + std::to_string(q + 1) + "/" +
+            options.progress(expertkit::qtype_name(report.qtypes[q]) + " (" + std::to_string(q + 1) + "/" +
                              std::to_string(report.qtypes.size()) + ")");
         run_format(reference, options, report, q);
     }

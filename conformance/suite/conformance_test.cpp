@@ -54,7 +54,7 @@ using Param = std::tuple<std::string, int32_t, ShapeClass>;  // backend, qtype, 
 
 std::string param_name(const ::testing::TestParamInfo<Param> &info) {
     const auto &[backend, qtype, shapes] = info.param;
-    return backend + "_" + testkit::qtype_name(qtype) + (shapes == ShapeClass::Small ? "_small" : "_realistic");
+    return backend + "_" + expertkit::qtype_name(qtype) + (shapes == ShapeClass::Small ? "_small" : "_realistic");
 }
 
 class Conformance : public ::testing::TestWithParam<Param> {
@@ -69,7 +69,7 @@ protected:
         qtype_ = std::get<1>(GetParam());
         if (serves_token_path(*subject_->table)) {
             ASSERT_NE(find_kernel(*subject_->table, qtype_), nullptr)
-                << subject_->label << " has no " << testkit::qtype_name(qtype_) << " kernel";
+                << subject_->label << " has no " << expertkit::qtype_name(qtype_) << " kernel";
         }
         plan_ = plan_for(qtype_, std::get<2>(GetParam()));
     }
@@ -84,7 +84,7 @@ TEST_P(Conformance, KernelsBitExact) {
     int32_t index = 0;
     for (const KernelShape &shape : plan_.kernels) {
         const KernelCase c(*reference_->table, qtype_, shape, case_seed(kSeed, 0, qtype_, index++));
-        EXPECT_EQ(c.compare(*subject_->table), "") << subject_->label << " " << testkit::qtype_name(qtype_) << " "
+        EXPECT_EQ(c.compare(*subject_->table), "") << subject_->label << " " << expertkit::qtype_name(qtype_) << " "
                                                    << shape.name();
     }
 }
@@ -94,14 +94,14 @@ TEST_P(Conformance, CallsBitIdentical) {
     int32_t index = 0;
     for (const CallShape &shape : plan_.calls) {
         const CallCase c(*reference_->registry, qtype_, shape, case_seed(kSeed, 0, qtype_, 1000 + index++));
-        EXPECT_EQ(c.compare(*subject_->registry), "") << subject_->label << " " << testkit::qtype_name(qtype_) << " "
+        EXPECT_EQ(c.compare(*subject_->registry), "") << subject_->label << " " << expertkit::qtype_name(qtype_) << " "
                                                       << shape.name();
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, Conformance,
                          ::testing::Combine(::testing::ValuesIn(subject_names()),
-                                            ::testing::ValuesIn(testkit::all_qtypes()),
+                                            ::testing::ValuesIn(expertkit::all_qtypes()),
                                             ::testing::Values(ShapeClass::Small, ShapeClass::Realistic)),
                          param_name);
 
@@ -116,16 +116,16 @@ TEST(ConformanceNonFinite, NonFiniteInputReachesEveryOutputOfItsRow) {
         if (b.runnable() && b.registry) all.push_back(&b);
     ASSERT_NE(all.front(), nullptr) << build_backends().problem();
     constexpr int32_t kEmbd = 256, kFf = 256;  // one block of every format, Q8_K's 256 included
-    for (int32_t qtype : testkit::all_qtypes()) {
+    for (int32_t qtype : expertkit::all_qtypes()) {
         std::mt19937_64 rng(case_seed(kSeed, 0, qtype, 5000));
-        testkit::ExpertSet set(kEmbd, kFf);
-        const CpuExpertV2 &expert = set.add(testkit::uniform_spec(qtype), rng);
-        std::vector<float> inputs = testkit::random_input(3 * kEmbd, rng);
+        expertkit::ExpertSet set(kEmbd, kFf);
+        const CpuExpertV2 &expert = set.add(expertkit::uniform_spec(qtype), rng);
+        std::vector<float> inputs = expertkit::random_input(3 * kEmbd, rng);
         inputs[kEmbd + 17] = std::numeric_limits<float>::quiet_NaN();       // row 1
         inputs[2 * kEmbd + 200] = -std::numeric_limits<float>::infinity();  // row 2
         const std::vector<float> route_weights{1.0f, 0.5f, 0.25f};
         for (const Backend *b : all) {
-            SCOPED_TRACE(b->label + " " + testkit::qtype_name(qtype));
+            SCOPED_TRACE(b->label + " " + expertkit::qtype_name(qtype));
             std::vector<float> out(3 * kEmbd, 0.0f);
             expert_rows(*b->registry, expert, inputs.data(), 3, route_weights.data(), out.data(), 1);
             for (int32_t j = 0; j < kEmbd; ++j) {
@@ -140,9 +140,9 @@ TEST(ConformanceNonFinite, NonFiniteInputReachesEveryOutputOfItsRow) {
 // The plan holds the shapes the conformance issue names, so that a later edit of plan.cpp
 // cannot quietly drop one.
 TEST(ConformancePlan, CoversTheRequiredShapes) {
-    for (int32_t qtype : testkit::all_qtypes()) {
-        SCOPED_TRACE(testkit::qtype_name(qtype));
-        const int32_t block = testkit::qtype_info(qtype).block_elems;
+    for (int32_t qtype : expertkit::all_qtypes()) {
+        SCOPED_TRACE(expertkit::qtype_name(qtype));
+        const int32_t block = expertkit::qtype_info(qtype).block_elems;
         const Plan small = small_plan(qtype);
         for (int32_t out : {1, 7, 33}) {
             bool found = false;

@@ -6,12 +6,12 @@
 
 namespace memra::testkit {
 
-TokenProblem make_token_problem(const std::vector<ExpertSpec> &specs, int32_t n_embd,
-                                int32_t n_ff, uint64_t seed) {
+TokenProblem make_token_problem(const std::vector<expertkit::ExpertSpec> &specs,
+                                int32_t n_embd, int32_t n_ff, uint64_t seed) {
     std::mt19937_64 rng(seed);
-    TokenProblem p{ExpertSet(n_embd, n_ff), {}};
-    for (const ExpertSpec &spec : specs) p.experts.add(spec, rng);
-    p.input = random_input(n_embd, rng);
+    TokenProblem p{expertkit::ExpertSet(n_embd, n_ff), {}};
+    for (const expertkit::ExpertSpec &spec : specs) p.experts.add(spec, rng);
+    p.input = expertkit::random_input(n_embd, rng);
     return p;
 }
 
@@ -20,12 +20,12 @@ float rows_route_weight(int32_t r) {
     return cycle[r % 7];
 }
 
-RowsProblem make_rows_problem(const ExpertSpec &spec, int32_t rows, int32_t n_embd, int32_t n_ff,
-                              uint64_t seed) {
+RowsProblem make_rows_problem(const expertkit::ExpertSpec &spec, int32_t rows, int32_t n_embd,
+                              int32_t n_ff, uint64_t seed) {
     std::mt19937_64 rng(seed);
-    RowsProblem p{ExpertSet(n_embd, n_ff), rows, {}, {}};
+    RowsProblem p{expertkit::ExpertSet(n_embd, n_ff), rows, {}, {}};
     p.experts.add(spec, rng);
-    p.inputs = random_input(rows * n_embd, rng);
+    p.inputs = expertkit::random_input(rows * n_embd, rng);
     for (int32_t r = 0; r < rows; ++r) p.route_weights.push_back(rows_route_weight(r));
     return p;
 }

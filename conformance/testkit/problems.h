@@ -10,22 +10,22 @@
 namespace memra::testkit {
 
 struct TokenProblem {
-    ExpertSet experts;
+    expertkit::ExpertSet experts;
     std::vector<float> input;  // n_embd values
 };
 
-TokenProblem make_token_problem(const std::vector<ExpertSpec> &specs, int32_t n_embd,
-                                int32_t n_ff, uint64_t seed);
+TokenProblem make_token_problem(const std::vector<expertkit::ExpertSpec> &specs,
+                                int32_t n_embd, int32_t n_ff, uint64_t seed);
 
 struct RowsProblem {
-    ExpertSet experts;                // one expert, experts[0]
+    expertkit::ExpertSet experts;      // one expert, experts[0]
     int32_t rows = 0;
     std::vector<float> inputs;         // rows x n_embd
     std::vector<float> route_weights;  // rows; positive, negative and zero ones
 };
 
-RowsProblem make_rows_problem(const ExpertSpec &spec, int32_t rows, int32_t n_embd, int32_t n_ff,
-                              uint64_t seed);
+RowsProblem make_rows_problem(const expertkit::ExpertSpec &spec, int32_t rows, int32_t n_embd,
+                              int32_t n_ff, uint64_t seed);
 
 // The route weights make_rows_problem uses for row r: a cycle through positive, negative and
 // zero values (a zero-weighted row must come out as zeros).

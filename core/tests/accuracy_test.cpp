@@ -14,7 +14,7 @@
 namespace memra::tests {
 namespace {
 
-using testkit::ExpertSpec;
+using expertkit::ExpertSpec;
 
 constexpr int32_t kThreads = 2;
 // Big enough for two Q8_K super-blocks of x and for h to span a Q8_K block; small enough that the
@@ -22,8 +22,8 @@ constexpr int32_t kThreads = 2;
 constexpr int32_t kEmbd = 512;
 constexpr int32_t kFf = 256;
 
-void expect_accurate(const testkit::Evaluation &ev, const std::vector<float> &out) {
-    const testkit::Verdict v = testkit::judge(ev, out.data());
+void expect_accurate(const expertkit::Evaluation &ev, const std::vector<float> &out) {
+    const expertkit::Verdict v = expertkit::judge(ev, out.data());
     EXPECT_TRUE(v.ok()) << v.describe();
 }
 
@@ -31,7 +31,7 @@ void check_token(const std::vector<ExpertSpec> &specs, int32_t n_embd, int32_t n
                  uint64_t seed) {
     const testkit::TokenProblem p = testkit::make_token_problem(specs, n_embd, n_ff, seed);
     const std::vector<float> out = run_token(p, kThreads);
-    expect_accurate(testkit::evaluate_token(p.experts.data(), p.experts.count(), p.input.data()),
+    expect_accurate(expertkit::evaluate_token(p.experts.data(), p.experts.count(), p.input.data()),
                     out);
 }
 
@@ -40,7 +40,7 @@ void check_rows(const ExpertSpec &spec, int32_t rows, int32_t n_embd, int32_t n_
     SCOPED_TRACE("rows " + std::to_string(rows));
     const testkit::RowsProblem p = testkit::make_rows_problem(spec, rows, n_embd, n_ff, seed);
     const std::vector<float> out = run_rows(p, kThreads);
-    expect_accurate(testkit::evaluate_rows(p.experts[0], p.inputs.data(), rows,
+    expect_accurate(expertkit::evaluate_rows(p.experts[0], p.inputs.data(), rows,
                                            p.route_weights.data()),
                     out);
     // outputs[r] = route_weights[r] * y: a zero weight gives exact zeros.
@@ -55,17 +55,17 @@ class EveryFormat : public ::testing::TestWithParam<int32_t> {};
 
 TEST_P(EveryFormat, TokenWithThreeExperts) {
     const int32_t q = GetParam();
-    check_token({testkit::uniform_spec(q, 0.55f), testkit::uniform_spec(q, 0.3f),
-                 testkit::uniform_spec(q, 0.15f)},
+    check_token({expertkit::uniform_spec(q, 0.55f), expertkit::uniform_spec(q, 0.3f),
+                 expertkit::uniform_spec(q, 0.15f)},
                 kEmbd, kFf, 1000 + uint64_t(q));
 }
 
 TEST_P(EveryFormat, Rows) {
     const int32_t q = GetParam();
-    for (int32_t rows : {1, 2, 5, 64}) check_rows(testkit::uniform_spec(q), rows, kEmbd, kFf, 2000 + uint64_t(q));
+    for (int32_t rows : {1, 2, 5, 64}) check_rows(expertkit::uniform_spec(q), rows, kEmbd, kFf, 2000 + uint64_t(q));
 }
 
-INSTANTIATE_TEST_SUITE_P(Accuracy, EveryFormat, ::testing::ValuesIn(testkit::all_qtypes()),
+INSTANTIATE_TEST_SUITE_P(Accuracy, EveryFormat, ::testing::ValuesIn(expertkit::all_qtypes()),
                          qtype_param_name);
 
 // Experts that mix formats across their projections (and so activation formats: x is rounded
@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(Accuracy, MixedFormats, ::testing::ValuesIn(mixed_cases
 // the same references; this checks the two entry points agree with each other too).
 TEST(Accuracy, RowsAgreeWithTokenCalls) {
     const testkit::RowsProblem p =
-        testkit::make_rows_problem(testkit::uniform_spec(MEMRA_QTYPE_Q4_K), 5, kEmbd, kFf, 77);
+        testkit::make_rows_problem(expertkit::uniform_spec(MEMRA_QTYPE_Q4_K), 5, kEmbd, kFf, 77);
     const std::vector<float> rows_out = run_rows(p, kThreads);
     for (int32_t r = 0; r < p.rows; ++r) {
         CpuExpertV2 e = p.experts[0];
@@ -139,8 +139,8 @@ TEST(Accuracy, RowsAgreeWithTokenCalls) {
         ASSERT_EQ(res.status, MEMRA_STATUS_OK) << res.message;
         const std::vector<double> tok(out.begin(), out.end());
         const float *row = rows_out.data() + size_t(r) * kEmbd;
-        if (testkit::l2_norm(tok) == 0) continue;  // zero route weight: checked in check_rows
-        EXPECT_LE(testkit::relative_l2(row, tok), 2 * testkit::kFloatFloor) << "row " << r;
+        if (expertkit::l2_norm(tok) == 0) continue;  // zero route weight: checked in check_rows
+        EXPECT_LE(expertkit::relative_l2(row, tok), 2 * expertkit::kFloatFloor) << "row " << r;
     }
 }
 

@@ -35,8 +35,8 @@ void expect_serves(const ProcessResult &r, const std::string &backend, const std
     const std::string line = describe_of(r);
     EXPECT_TRUE(printable(line)) << line;
     EXPECT_EQ(line.rfind("memra-cpu-experts: backend " + backend + " (" + how + ")", 0), 0u) << line;
-    for (int32_t q : testkit::all_qtypes())
-        EXPECT_NE(line.find(testkit::qtype_name(q)), std::string::npos) << "no " << testkit::qtype_name(q) << " in: " << line;
+    for (int32_t q : expertkit::all_qtypes())
+        EXPECT_NE(line.find(expertkit::qtype_name(q)), std::string::npos) << "no " << expertkit::qtype_name(q) << " in: " << line;
 }
 
 void expect_unusable(const ProcessResult &r, const std::vector<std::string> &mentions) {

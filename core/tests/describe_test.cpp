@@ -14,8 +14,8 @@ namespace {
 TEST(Describe, NamesTheBackendOfEveryQtype) {
     const std::string line = describe_line();
     ASSERT_EQ(line.rfind("memra-cpu-experts: backend ", 0), 0u) << line;
-    for (int32_t q : testkit::all_qtypes())
-        EXPECT_NE(line.find(testkit::qtype_name(q)), std::string::npos) << testkit::qtype_name(q) << " in: " << line;
+    for (int32_t q : expertkit::all_qtypes())
+        EXPECT_NE(line.find(expertkit::qtype_name(q)), std::string::npos) << expertkit::qtype_name(q) << " in: " << line;
     EXPECT_EQ(line.find('\n'), std::string::npos) << "one line";
 }
 

@@ -30,7 +30,7 @@ namespace {
 constexpr int32_t kEmbd = 256, kFf = 256;  // a multiple of every block size (256 for K-quants)
 
 testkit::TokenProblem token_problem(int32_t qtype, uint64_t seed) {
-    return testkit::make_token_problem({testkit::uniform_spec(qtype, 0.7f), testkit::uniform_spec(qtype, -0.4f)},
+    return testkit::make_token_problem({expertkit::uniform_spec(qtype, 0.7f), expertkit::uniform_spec(qtype, -0.4f)},
                                        kEmbd, kFf, seed);
 }
 
@@ -55,7 +55,7 @@ class EveryFormat : public ::testing::TestWithParam<int32_t> {};
 // first reads every projection (all misses), the second reads nothing (all hits).
 TEST_P(EveryFormat, FileEqualsMemoryAndTheSecondCallIsAllHits) {
     const testkit::TokenProblem token = token_problem(GetParam(), 71);
-    const testkit::RowsProblem rows = testkit::make_rows_problem(testkit::uniform_spec(GetParam()), 3, kEmbd, kFf, 72);
+    const testkit::RowsProblem rows = testkit::make_rows_problem(expertkit::uniform_spec(GetParam()), 3, kEmbd, kFf, 72);
     const std::vector<float> token_memory = run_token(token, 2), rows_memory = run_rows(rows, 2);
     std::vector<CpuExpertV2> token_experts = token.experts.descriptors(), rows_expert = rows.experts.descriptors();
     std::vector<CpuProjectionV2 *> all = projections_of(token_experts);
@@ -81,7 +81,7 @@ TEST_P(EveryFormat, FileEqualsMemoryAndTheSecondCallIsAllHits) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(FileCache, EveryFormat, ::testing::ValuesIn(testkit::all_qtypes()), qtype_param_name);
+INSTANTIATE_TEST_SUITE_P(FileCache, EveryFormat, ::testing::ValuesIn(expertkit::all_qtypes()), qtype_param_name);
 
 std::string temp_path(const char *tag) {
     return "/tmp/memra-" + std::string(tag) + "-" + std::to_string(getpid());
@@ -229,7 +229,7 @@ TEST(FileCache, DescribeLineNamesTheBudgetAndThePrefetchAccount) {
 constexpr uint64_t kChunk = 69632;
 
 testkit::TokenProblem one_expert(uint64_t seed) {
-    return testkit::make_token_problem({testkit::uniform_spec(MEMRA_QTYPE_Q8_0, 0.9f)}, kEmbd, kFf, seed);
+    return testkit::make_token_problem({expertkit::uniform_spec(MEMRA_QTYPE_Q8_0, 0.9f)}, kEmbd, kFf, seed);
 }
 
 MEMRA_CHILD_SCENARIO(BadBudgetFailsEveryCall) {
@@ -350,7 +350,7 @@ MEMRA_CHILD_SCENARIO(DirectIoSameBits) {
     const char *value = std::getenv("MEMRA_CPU_EXPERT_DIRECT_IO");
     const bool direct = value && std::string(value) == "1";
     const testkit::TokenProblem p = token_problem(MEMRA_QTYPE_Q4_K, 111);
-    const testkit::RowsProblem rows = testkit::make_rows_problem(testkit::uniform_spec(MEMRA_QTYPE_IQ3_S), 3, kEmbd, kFf, 112);
+    const testkit::RowsProblem rows = testkit::make_rows_problem(expertkit::uniform_spec(MEMRA_QTYPE_IQ3_S), 3, kEmbd, kFf, 112);
     const std::vector<float> expected = run_token(p, 2), rows_expected = run_rows(rows, 2);
     std::vector<CpuExpertV2> experts = p.experts.descriptors(), rows_expert = rows.experts.descriptors();
     std::vector<CpuProjectionV2 *> all = projections_of(experts);

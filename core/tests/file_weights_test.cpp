@@ -24,8 +24,8 @@ constexpr off_t kCallerPosition = 7;
 
 testkit::TokenProblem mixed_problem() {
     return testkit::make_token_problem(
-        {testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f},
-         testkit::ExpertSpec{MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_BF16, MEMRA_QTYPE_NVFP4, 1, 1, 1, -0.4f}},
+        {expertkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f},
+         expertkit::ExpertSpec{MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_BF16, MEMRA_QTYPE_NVFP4, 1, 1, 1, -0.4f}},
         512, 256, 61);
 }
 
@@ -43,7 +43,7 @@ TEST(FileWeights, SameResultsAsFromMemoryAndTheFdIsLeftAlone) {
     }
     // Rows too, through the first expert.
     const testkit::RowsProblem rows = testkit::make_rows_problem(
-        testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K}, 4, 512, 256, 62);
+        expertkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K}, 4, 512, 256, 62);
     const std::vector<float> rows_memory = run_rows(rows, 2);
     std::vector<CpuExpertV2> rows_experts = rows.experts.descriptors();
     const WeightsFile rows_file(projections_of(rows_experts));
@@ -105,7 +105,7 @@ TEST(FileWeights, ODirectDescriptorGivesTheSameBits) {
     const testkit::TokenProblem p = mixed_problem();
     const std::vector<float> from_memory = run_token(p, 1);
     const testkit::RowsProblem rows = testkit::make_rows_problem(
-        testkit::ExpertSpec{MEMRA_QTYPE_Q5_K, MEMRA_QTYPE_Q2_K, MEMRA_QTYPE_IQ3_S}, 3, 512, 256, 63);
+        expertkit::ExpertSpec{MEMRA_QTYPE_Q5_K, MEMRA_QTYPE_Q2_K, MEMRA_QTYPE_IQ3_S}, 3, 512, 256, 63);
     const std::vector<float> rows_memory = run_rows(rows, 1);
     std::vector<CpuExpertV2> experts = p.experts.descriptors(), rows_expert = rows.experts.descriptors();
     std::vector<CpuProjectionV2 *> all = projections_of(experts);

@@ -29,9 +29,9 @@ namespace {
 
 constexpr int32_t kEmbd = 256, kFf = 256;
 
-std::vector<testkit::ExpertSpec> specs() {
-    return {testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f},
-            testkit::ExpertSpec{MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q4_0, MEMRA_QTYPE_Q5_K, 1, 1, 1, -0.4f}};
+std::vector<expertkit::ExpertSpec> specs() {
+    return {expertkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f},
+            expertkit::ExpertSpec{MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q4_0, MEMRA_QTYPE_Q5_K, 1, 1, 1, -0.4f}};
 }
 
 std::vector<CpuProjectionV2> flat(const std::vector<CpuExpertV2> &experts) {

@@ -12,7 +12,7 @@ namespace memra::tests {
 
 // Parameter = a qtype id: ggml's spelling of it.
 inline std::string qtype_param_name(const ::testing::TestParamInfo<int32_t> &info) {
-    return testkit::qtype_name(info.param);
+    return expertkit::qtype_name(info.param);
 }
 
 // Parameter = a struct with a `name` field.

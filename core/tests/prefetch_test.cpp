@@ -21,8 +21,8 @@ constexpr int32_t kEmbd = 512, kFf = 256;
 
 testkit::TokenProblem mixed_problem(uint64_t seed) {
     return testkit::make_token_problem(
-        {testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_Q5_K, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f},
-         testkit::ExpertSpec{MEMRA_QTYPE_Q2_K, MEMRA_QTYPE_IQ3_S, MEMRA_QTYPE_Q4_0, 1, 1, 1, -0.4f}},
+        {expertkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_Q5_K, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f},
+         expertkit::ExpertSpec{MEMRA_QTYPE_Q2_K, MEMRA_QTYPE_IQ3_S, MEMRA_QTYPE_Q4_0, 1, 1, 1, -0.4f}},
         kEmbd, kFf, seed);
 }
 
@@ -196,7 +196,7 @@ TEST(Prefetch, AnFdThatIsNotOpenIsStatus3AndNothingIsQueued) {
 // More projections than the queue holds, in one call: the surplus is dropped and counted.
 TEST(Prefetch, TheQueueIsBoundedAndCountsWhatItDrops) {
     constexpr int32_t kCount = 1500;  // the queue holds 1024
-    testkit::ExpertSet set(kEmbd, kFf);
+    expertkit::ExpertSet set(kEmbd, kFf);
     std::mt19937_64 rng(105);
     std::vector<CpuProjectionV2> projections;
     for (int32_t i = 0; i < kCount; ++i) projections.push_back(set.make_projection(MEMRA_QTYPE_F32, 1, 32, 1.0f, rng));
@@ -215,7 +215,7 @@ TEST(Prefetch, TheQueueIsBoundedAndCountsWhatItDrops) {
 TEST(Prefetch, ConcurrentCallsMixingEveryPathEqualTheSerialResults) {
     const testkit::TokenProblem memory = mixed_problem(106), from_file = mixed_problem(107), prefetched = mixed_problem(108);
     const testkit::RowsProblem rows = testkit::make_rows_problem(
-        testkit::ExpertSpec{MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_BF16, MEMRA_QTYPE_NVFP4}, 5, kEmbd, kFf, 109);
+        expertkit::ExpertSpec{MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_BF16, MEMRA_QTYPE_NVFP4}, 5, kEmbd, kFf, 109);
     const std::vector<float> want_memory = run_token(memory, 1), want_file = run_token(from_file, 1),
                              want_prefetched = run_token(prefetched, 1), want_rows = run_rows(rows, 1);
     std::vector<CpuExpertV2> file_experts = from_file.experts.descriptors(), prefetch_experts = prefetched.experts.descriptors(),

@@ -49,9 +49,9 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-testkit::ExpertSpec spec(int i) {
-    return i == 0 ? testkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f}
-                  : testkit::ExpertSpec{MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_BF16, MEMRA_QTYPE_Q4_0, 1, 1, 1, -0.4f};
+expertkit::ExpertSpec spec(int i) {
+    return i == 0 ? expertkit::ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.6f}
+                  : expertkit::ExpertSpec{MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_BF16, MEMRA_QTYPE_Q4_0, 1, 1, 1, -0.4f};
 }
 
 // A token problem and a rows problem whose experts read their weights from a file of their own,
@@ -363,10 +363,10 @@ uint64_t rss_bytes() {
 // in use stayed under 1 MiB.
 MEMRA_CHILD_SCENARIO(ShortLivedCallers) {
     const testkit::TokenProblem token = testkit::make_token_problem(
-        {testkit::uniform_spec(MEMRA_QTYPE_Q8_0, 0.5f), testkit::uniform_spec(MEMRA_QTYPE_BF16, -0.5f),
-         testkit::uniform_spec(MEMRA_QTYPE_Q4_K, 0.3f)},
+        {expertkit::uniform_spec(MEMRA_QTYPE_Q8_0, 0.5f), expertkit::uniform_spec(MEMRA_QTYPE_BF16, -0.5f),
+         expertkit::uniform_spec(MEMRA_QTYPE_Q4_K, 0.3f)},
         1024, 256, 341);
-    const testkit::RowsProblem rows = testkit::make_rows_problem(testkit::uniform_spec(MEMRA_QTYPE_Q6_K), 64, 1024, 256, 342);
+    const testkit::RowsProblem rows = testkit::make_rows_problem(expertkit::uniform_spec(MEMRA_QTYPE_Q6_K), 64, 1024, 256, 342);
     std::vector<CpuExpertV2> token_experts = token.experts.descriptors(), rows_expert = rows.experts.descriptors();
     const WeightsFile token_file(projections_of(token_experts)), rows_file(projections_of(rows_expert));
     std::atomic<int> failed{0};

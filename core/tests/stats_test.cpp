@@ -24,8 +24,8 @@ Counters profile_stats() {
 }
 
 testkit::TokenProblem small_problem() {
-    return testkit::make_token_problem({testkit::uniform_spec(MEMRA_QTYPE_Q4_K, 0.7f),
-                                        testkit::uniform_spec(MEMRA_QTYPE_Q8_0, 0.3f)},
+    return testkit::make_token_problem({expertkit::uniform_spec(MEMRA_QTYPE_Q4_K, 0.7f),
+                                        expertkit::uniform_spec(MEMRA_QTYPE_Q8_0, 0.3f)},
                                        512, 256, 5);
 }
 
@@ -50,7 +50,7 @@ TEST(Stats, NullPointersAreSkipped) {
 
 TEST(Stats, ProfileTimesGrowWithCalls) {
     const testkit::TokenProblem token = small_problem();
-    const testkit::RowsProblem rows = testkit::make_rows_problem(testkit::uniform_spec(MEMRA_QTYPE_Q6_K), 4, 512, 256, 6);
+    const testkit::RowsProblem rows = testkit::make_rows_problem(expertkit::uniform_spec(MEMRA_QTYPE_Q6_K), 4, 512, 256, 6);
     Counters before = profile_stats();
     for (int call = 0; call < 3; ++call) {
         run_token(token, 2);
@@ -71,7 +71,7 @@ TEST(Stats, MemoryWeightsLeaveTheCacheCountersAlone) {
     const testkit::TokenProblem token = small_problem();
     run_token(token, 2);
     run_token(token, 1);
-    const testkit::RowsProblem rows = testkit::make_rows_problem(testkit::uniform_spec(MEMRA_QTYPE_BF16), 2, 512, 256, 7);
+    const testkit::RowsProblem rows = testkit::make_rows_problem(expertkit::uniform_spec(MEMRA_QTYPE_BF16), 2, 512, 256, 7);
     run_rows(rows, 2);
     // Prefetch skips memory-backed projections (and returns at once).
     const CpuProjectionV2 projections[3] = {token.experts[0].gate, token.experts[0].up, token.experts[1].down};

@@ -20,9 +20,9 @@ class EveryFormat : public ::testing::TestWithParam<int32_t> {};
 TEST_P(EveryFormat, SyntheticWeightsLookLikeAModels) {
     const int32_t q = GetParam();
     std::mt19937_64 rng(99);
-    const std::vector<uint8_t> w = testkit::random_weights(q, 64, 512, rng);
-    ASSERT_EQ(w.size(), 64 * testkit::row_bytes(q, 512));
-    const std::vector<float> v = testkit::dequantize(q, w.data(), 64, 512);
+    const std::vector<uint8_t> w = expertkit::random_weights(q, 64, 512, rng);
+    ASSERT_EQ(w.size(), 64 * expertkit::row_bytes(q, 512));
+    const std::vector<float> v = expertkit::dequantize(q, w.data(), 64, 512);
     double sum2 = 0, row0 = 0, row1 = 0;
     for (size_t i = 0; i < v.size(); ++i) {
         ASSERT_TRUE(std::isfinite(v[i])) << "value " << i;
@@ -39,12 +39,12 @@ TEST_P(EveryFormat, SyntheticWeightsLookLikeAModels) {
 // Each rounded activation lies within half a step of the input, which is what the noise model
 // and the flip allowance assume.
 TEST_P(EveryFormat, ActivationRoundingStaysWithinHalfAStep) {
-    const int32_t act = testkit::qtype_info(GetParam()).act_format;
+    const int32_t act = expertkit::qtype_info(GetParam()).act_format;
     std::mt19937_64 rng(7);
-    const std::vector<float> x = testkit::random_input(512, rng);
-    const std::vector<float> r = testkit::roundtrip_activation(act, x.data(), 512);
+    const std::vector<float> x = expertkit::random_input(512, rng);
+    const std::vector<float> r = expertkit::roundtrip_activation(act, x.data(), 512);
     const std::vector<double> xd(x.begin(), x.end());
-    const testkit::RoundingGrid grid = testkit::rounding_grid(act, xd.data(), 512);
+    const expertkit::RoundingGrid grid = expertkit::rounding_grid(act, xd.data(), 512);
     // Q8_0 stores d as fp16 (relative error <= 2^-11) while its quants were rounded with the
     // exact scale, so |q| <= 127 quants may drift by up to 127 * 2^-11 of a step more.
     const double slack = act == MEMRA_ACT_Q8_0 ? 127.0 / 2048.0 : 0.0;
@@ -57,10 +57,10 @@ TEST_P(EveryFormat, ActivationRoundingStaysWithinHalfAStep) {
 TEST_P(EveryFormat, NoiseModelPredictsTheActivationRoundingError) {
     const int32_t q = GetParam();
     const testkit::TokenProblem p = testkit::make_token_problem(
-        {testkit::uniform_spec(q, 0.7f), testkit::uniform_spec(q, -0.3f)}, 512, 256, 123);
-    const testkit::Evaluation ev = testkit::evaluate_token(p.experts.data(), 2, p.input.data());
-    const double actual = testkit::relative_l2(ev.quant_aware, ev.exact);
-    const double predicted = ev.predicted_noise / testkit::l2_norm(ev.exact);
+        {expertkit::uniform_spec(q, 0.7f), expertkit::uniform_spec(q, -0.3f)}, 512, 256, 123);
+    const expertkit::Evaluation ev = expertkit::evaluate_token(p.experts.data(), 2, p.input.data());
+    const double actual = expertkit::relative_l2(ev.quant_aware, ev.exact);
+    const double predicted = ev.predicted_noise / expertkit::l2_norm(ev.exact);
     if (q == MEMRA_QTYPE_F32) {
         EXPECT_EQ(predicted, 0.0);
         EXPECT_LT(actual, 1e-7) << "only the float conversion of h differs";
@@ -73,18 +73,18 @@ TEST_P(EveryFormat, NoiseModelPredictsTheActivationRoundingError) {
     EXPECT_LT(2 * predicted, 0.1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Testkit, EveryFormat, ::testing::ValuesIn(testkit::all_qtypes()),
+INSTANTIATE_TEST_SUITE_P(Testkit, EveryFormat, ::testing::ValuesIn(expertkit::all_qtypes()),
                          qtype_param_name);
 
 // The references themselves pass their own judgement, and a wrong result fails it.
 TEST(Testkit, JudgeAcceptsTheReferenceAndRejectsAPerturbation) {
     const testkit::TokenProblem p = testkit::make_token_problem(
-        {testkit::uniform_spec(MEMRA_QTYPE_Q4_K, 1.0f)}, 512, 256, 5);
-    const testkit::Evaluation ev = testkit::evaluate_token(p.experts.data(), 1, p.input.data());
+        {expertkit::uniform_spec(MEMRA_QTYPE_Q4_K, 1.0f)}, 512, 256, 5);
+    const expertkit::Evaluation ev = expertkit::evaluate_token(p.experts.data(), 1, p.input.data());
     std::vector<float> out(ev.quant_aware.begin(), ev.quant_aware.end());
-    EXPECT_TRUE(testkit::judge(ev, out.data()).ok()) << testkit::judge(ev, out.data()).describe();
-    out[17] += 0.05f * float(testkit::l2_norm(ev.quant_aware));  // one output off by 5% of the norm
-    EXPECT_FALSE(testkit::judge(ev, out.data()).ok());
+    EXPECT_TRUE(expertkit::judge(ev, out.data()).ok()) << expertkit::judge(ev, out.data()).describe();
+    out[17] += 0.05f * float(expertkit::l2_norm(ev.quant_aware));  // one output off by 5% of the norm
+    EXPECT_FALSE(expertkit::judge(ev, out.data()).ok());
 }
 
 }  // namespace

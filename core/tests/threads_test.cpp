@@ -15,7 +15,7 @@
 namespace memra::tests {
 namespace {
 
-using testkit::ExpertSpec;
+using expertkit::ExpertSpec;
 
 constexpr int32_t kEmbd = 512;
 constexpr int32_t kFf = 256;
@@ -33,7 +33,7 @@ class EveryFormat : public ::testing::TestWithParam<int32_t> {};
 TEST_P(EveryFormat, TokenIsIdenticalForAnyThreadCount) {
     const int32_t q = GetParam();
     const testkit::TokenProblem p = testkit::make_token_problem(
-        {testkit::uniform_spec(q, 0.6f), testkit::uniform_spec(q, 0.4f)}, kEmbd, kFf, 10 + uint64_t(q));
+        {expertkit::uniform_spec(q, 0.6f), expertkit::uniform_spec(q, 0.4f)}, kEmbd, kFf, 10 + uint64_t(q));
     const std::vector<float> one = run_token(p, 1);
     for (int32_t threads : {2, 7, 1000}) EXPECT_TRUE(same_bits(one, run_token(p, threads))) << threads << " threads";
     EXPECT_TRUE(same_bits(one, run_token(p, 1))) << "repeated call";
@@ -41,13 +41,13 @@ TEST_P(EveryFormat, TokenIsIdenticalForAnyThreadCount) {
 
 TEST_P(EveryFormat, RowsAreIdenticalForAnyThreadCount) {
     const int32_t q = GetParam();
-    const testkit::RowsProblem p = testkit::make_rows_problem(testkit::uniform_spec(q), 9, kEmbd, kFf, 20 + uint64_t(q));
+    const testkit::RowsProblem p = testkit::make_rows_problem(expertkit::uniform_spec(q), 9, kEmbd, kFf, 20 + uint64_t(q));
     const std::vector<float> one = run_rows(p, 1);
     for (int32_t threads : {2, 7, 1000}) EXPECT_TRUE(same_bits(one, run_rows(p, threads))) << threads << " threads";
     EXPECT_TRUE(same_bits(one, run_rows(p, 1))) << "repeated call";
 }
 
-INSTANTIATE_TEST_SUITE_P(Threads, EveryFormat, ::testing::ValuesIn(testkit::all_qtypes()),
+INSTANTIATE_TEST_SUITE_P(Threads, EveryFormat, ::testing::ValuesIn(expertkit::all_qtypes()),
                          qtype_param_name);
 
 // Row counts around the library's likely tile sizes, with mixed formats.
@@ -66,7 +66,7 @@ TEST(Threads, RowsOfEverySizeAreIdenticalForAnyThreadCount) {
 TEST(Threads, ConcurrentCallersGetTheSerialResults) {
     const testkit::TokenProblem token_mixed = testkit::make_token_problem(mixed_specs(), kEmbd, kFf, 40);
     const testkit::TokenProblem token_q8 = testkit::make_token_problem(
-        {testkit::uniform_spec(MEMRA_QTYPE_Q8_0, 1.0f)}, kEmbd, kFf, 41);
+        {expertkit::uniform_spec(MEMRA_QTYPE_Q8_0, 1.0f)}, kEmbd, kFf, 41);
     const testkit::RowsProblem rows_k = testkit::make_rows_problem(mixed_specs()[0], 6, kEmbd, kFf, 42);
     const testkit::RowsProblem rows_f = testkit::make_rows_problem(mixed_specs()[2], 3, kEmbd, kFf, 43);
 

@@ -18,7 +18,7 @@
 namespace memra::tests {
 namespace {
 
-using testkit::ExpertSpec;
+using expertkit::ExpertSpec;
 
 constexpr int32_t kEmbd = 256;
 constexpr int32_t kFf = 256;
@@ -27,9 +27,9 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Three experts of different formats (so that block sizes 32, 64 and 256 are all present).
-testkit::ExpertSet make_experts(std::mt19937_64 &rng) {
-    testkit::ExpertSet set(kEmbd, kFf);
-    set.add(testkit::uniform_spec(MEMRA_QTYPE_Q8_0, 0.5f), rng);
+expertkit::ExpertSet make_experts(std::mt19937_64 &rng) {
+    expertkit::ExpertSet set(kEmbd, kFf);
+    set.add(expertkit::uniform_spec(MEMRA_QTYPE_Q8_0, 0.5f), rng);
     set.add(ExpertSpec{MEMRA_QTYPE_Q4_K, MEMRA_QTYPE_IQ4_XS, MEMRA_QTYPE_Q6_K, 1, 1, 1, 0.3f}, rng);
     set.add(ExpertSpec{MEMRA_QTYPE_BF16, MEMRA_QTYPE_Q4_0, MEMRA_QTYPE_NVFP4, 1, 1, 1, 0.2f}, rng);
     return set;
@@ -46,7 +46,7 @@ struct Args {
     bool null_route_weights = false;
 };
 
-using Breakage = std::function<void(Args &, testkit::ExpertSet &, std::mt19937_64 &)>;
+using Breakage = std::function<void(Args &, expertkit::ExpertSet &, std::mt19937_64 &)>;
 
 struct InvalidCase {
     std::string name;
@@ -61,31 +61,31 @@ void PrintTo(const InvalidCase &c, std::ostream *os) { *os << c.name; }
 
 // Breakages shared by both calls: one field of one projection of one expert.
 Breakage set_qtype(int32_t expert, CpuProjectionV2 CpuExpertV2::*proj, int32_t qtype) {
-    return [=](Args &a, testkit::ExpertSet &, std::mt19937_64 &) { (a.experts[size_t(expert)].*proj).qtype = qtype; };
+    return [=](Args &a, expertkit::ExpertSet &, std::mt19937_64 &) { (a.experts[size_t(expert)].*proj).qtype = qtype; };
 }
 template <typename Field, typename Value>
 Breakage set_field(int32_t expert, CpuProjectionV2 CpuExpertV2::*proj, Field CpuProjectionV2::*field, Value v) {
-    return [=](Args &a, testkit::ExpertSet &, std::mt19937_64 &) { (a.experts[size_t(expert)].*proj).*field = Field(v); };
+    return [=](Args &a, expertkit::ExpertSet &, std::mt19937_64 &) { (a.experts[size_t(expert)].*proj).*field = Field(v); };
 }
 Breakage add_to_field(int32_t expert, CpuProjectionV2 CpuExpertV2::*proj, size_t CpuProjectionV2::*field, long delta) {
-    return [=](Args &a, testkit::ExpertSet &, std::mt19937_64 &) {
+    return [=](Args &a, expertkit::ExpertSet &, std::mt19937_64 &) {
         size_t &f = (a.experts[size_t(expert)].*proj).*field;
         f = size_t(long(f) + delta);
     };
 }
 // Replaces a projection by a valid one of another shape: only the chaining rule is broken.
 Breakage reshape(int32_t expert, CpuProjectionV2 CpuExpertV2::*proj, int32_t out, int32_t in) {
-    return [=](Args &a, testkit::ExpertSet &set, std::mt19937_64 &rng) {
+    return [=](Args &a, expertkit::ExpertSet &set, std::mt19937_64 &rng) {
         CpuProjectionV2 &p = a.experts[size_t(expert)].*proj;
         p = set.make_projection(p.qtype, out, in, p.scale, rng);
     };
 }
 Breakage set_route_weight(int32_t expert, float w) {
-    return [=](Args &a, testkit::ExpertSet &, std::mt19937_64 &) { a.experts[size_t(expert)].route_weight = w; };
+    return [=](Args &a, expertkit::ExpertSet &, std::mt19937_64 &) { a.experts[size_t(expert)].route_weight = w; };
 }
 template <typename T>
 Breakage set_arg(T Args::*field, T v) {
-    return [=](Args &a, testkit::ExpertSet &, std::mt19937_64 &) { a.*field = v; };
+    return [=](Args &a, expertkit::ExpertSet &, std::mt19937_64 &) { a.*field = v; };
 }
 
 constexpr auto kGate = &CpuExpertV2::gate;
@@ -110,9 +110,9 @@ std::vector<InvalidCase> expert_cases(int32_t e) {
         {E + "GateRowBytesPlusOne", add_to_field(e, kGate, &CpuProjectionV2::row_bytes, 1), {MEMRA_STATUS_INVALID_ARGUMENT, {"gate", "row_bytes"}, e}},
         {E + "DownRowBytesZero", set_field(e, kDown, &CpuProjectionV2::row_bytes, 0), {MEMRA_STATUS_INVALID_ARGUMENT, {"down", "row_bytes"}, e}},
         {E + "UpByteLenMinusOne", add_to_field(e, kUp, &CpuProjectionV2::byte_len, -1), {MEMRA_STATUS_INVALID_ARGUMENT, {"up", "byte_len"}, e}},
-        {E + "DownByteLenDouble", [=](Args &a, testkit::ExpertSet &, std::mt19937_64 &) { a.experts[size_t(e)].down.byte_len *= 2; }, {MEMRA_STATUS_INVALID_ARGUMENT, {"down", "byte_len"}, e}},
+        {E + "DownByteLenDouble", [=](Args &a, expertkit::ExpertSet &, std::mt19937_64 &) { a.experts[size_t(e)].down.byte_len *= 2; }, {MEMRA_STATUS_INVALID_ARGUMENT, {"down", "byte_len"}, e}},
         {E + "GateNoWeightsNoFile", set_field(e, kGate, &CpuProjectionV2::weights, nullptr), {MEMRA_STATUS_INVALID_ARGUMENT, {"gate", "weights"}, e}},
-        {E + "DownNoWeightsFdMinus5", [=](Args &a, testkit::ExpertSet &, std::mt19937_64 &) { a.experts[size_t(e)].down.weights = nullptr; a.experts[size_t(e)].down.file_fd = -5; }, {MEMRA_STATUS_INVALID_ARGUMENT, {"down", "weights"}, e}},
+        {E + "DownNoWeightsFdMinus5", [=](Args &a, expertkit::ExpertSet &, std::mt19937_64 &) { a.experts[size_t(e)].down.weights = nullptr; a.experts[size_t(e)].down.file_fd = -5; }, {MEMRA_STATUS_INVALID_ARGUMENT, {"down", "weights"}, e}},
         {E + "UpInDiffersFromGate", reshape(e, kUp, kFf, 2 * kEmbd), {MEMRA_STATUS_INVALID_ARGUMENT, {"up", "in_features"}, e}},
         {E + "UpOutDiffersFromGate", reshape(e, kUp, 2 * kFf, kEmbd), {MEMRA_STATUS_INVALID_ARGUMENT, {"up", "out_features"}, e}},
         {E + "DownInDiffersFromGateOut", reshape(e, kDown, kEmbd, 2 * kFf), {MEMRA_STATUS_INVALID_ARGUMENT, {"down", "in_features"}, e}},
@@ -133,7 +133,7 @@ std::vector<InvalidCase> token_cases() {
         {"ThreadsNegative", set_arg(&Args::threads, -4), {MEMRA_STATUS_INVALID_ARGUMENT, {"threads", "-4"}}},
         // The input length of every expert must agree: expert 2 takes 512 values instead of 256.
         {"E2InputLengthDiffers",
-         [](Args &a, testkit::ExpertSet &set, std::mt19937_64 &rng) {
+         [](Args &a, expertkit::ExpertSet &set, std::mt19937_64 &rng) {
              CpuExpertV2 &e = a.experts[2];
              e.gate = set.make_projection(e.gate.qtype, kFf, 2 * kEmbd, 1.0f, rng);
              e.up = set.make_projection(e.up.qtype, kFf, 2 * kEmbd, 1.0f, rng);
@@ -174,7 +174,7 @@ std::vector<InvalidCase> rows_cases() {
 // Builds the valid arguments, breaks them, and hands both to the test body.
 class Fixture {
 public:
-    Fixture() : rng_(42), set_(make_experts(rng_)), input_(testkit::random_input(kEmbd * 65, rng_)),
+    Fixture() : rng_(42), set_(make_experts(rng_)), input_(expertkit::random_input(kEmbd * 65, rng_)),
                 route_weights_(65, 0.5f) {
         args_.experts = set_.descriptors();
         valid_ = args_;
@@ -202,7 +202,7 @@ public:
 
 private:
     std::mt19937_64 rng_;
-    testkit::ExpertSet set_;
+    expertkit::ExpertSet set_;
     std::vector<float> input_, route_weights_;
 };
 

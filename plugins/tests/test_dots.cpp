@@ -50,7 +50,7 @@ TEST_P(QuantizedDot, CloseToF64Reference) {
         // Scale of the float rounding: sum |w_i a_i| of the decoded operands.
         std::vector<float> w(static_cast<size_t>(n));
         k.dequantize_row(t.w.data(), n, w.data());
-        const std::vector<float> a = testkit::dequantize_activation(info.act_format, t.act_q.data(), n);
+        const std::vector<float> a = expertkit::dequantize_activation(info.act_format, t.act_q.data(), n);
         double magnitude = 0;
         for (int32_t i = 0; i < n; ++i) magnitude += std::fabs(double(w[size_t(i)]) * double(a[size_t(i)]));
         const float got = gemv1(k, t.w, n, t.act_q.data());

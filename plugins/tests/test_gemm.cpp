@@ -21,15 +21,15 @@ TEST_P(Gemm, EqualsGemvBitForBit) {
     std::mt19937_64 rng(uint64_t(info.id) * 1000 + 17);
     const int32_t rows = 7, n = 512;
     const size_t row_bytes = size_t(n / info.block_elems) * size_t(info.block_bytes);
-    const std::vector<uint8_t> w = testkit::random_weights(info.id, rows, n, rng);
+    const std::vector<uint8_t> w = expertkit::random_weights(info.id, rows, n, rng);
     ASSERT_EQ(w.size(), rows * row_bytes);
     const size_t act_bytes = memra_act_row_bytes(info.act_format, n);
     const size_t stride = act_bytes + 40;  // not a multiple of anything in particular
     for (int32_t m : {1, 2, 5, 64}) {
         std::vector<uint8_t> xq(stride * size_t(m), 0xCD);
         for (int32_t j = 0; j < m; ++j) {
-            const std::vector<float> x = testkit::random_input(n, rng);
-            const std::vector<uint8_t> q = testkit::quantize_activation(info.act_format, x.data(), n);
+            const std::vector<float> x = expertkit::random_input(n, rng);
+            const std::vector<uint8_t> q = expertkit::quantize_activation(info.act_format, x.data(), n);
             std::memcpy(&xq[size_t(j) * stride], q.data(), act_bytes);
         }
         const size_t ldy = rows + 3;

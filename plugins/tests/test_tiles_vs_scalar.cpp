@@ -48,24 +48,24 @@ const TileCase &tile_case(int32_t qtype, int32_t in, int32_t out) {
     if (slot) return *slot;
     slot = std::make_unique<TileCase>();
     TileCase &c = *slot;
-    const memra_qtype_info &info = testkit::qtype_info(qtype);
+    const memra_qtype_info &info = expertkit::qtype_info(qtype);
     std::mt19937_64 rng(uint64_t(qtype) * 7919u + uint64_t(in) * 31u + uint64_t(out));
     c.in = in, c.out = out;
-    c.row_bytes = testkit::row_bytes(qtype, in);
-    c.w = testkit::random_weights(qtype, out, in, rng);
+    c.row_bytes = expertkit::row_bytes(qtype, in);
+    c.w = expertkit::random_weights(qtype, out, in, rng);
     const size_t act_bytes = memra_act_row_bytes(info.act_format, in);
     c.stride = act_bytes + 24;  // padded, and the padding is not zero
     c.xq.assign(c.stride * kActs, 0xCD);
     c.ref.resize(size_t(out) * kActs);
     const memra_kernel_v2 &sk = scalar_kernel(qtype);
     for (int32_t j = 0; j < kActs; ++j) {
-        std::vector<float> x = testkit::random_input(in, rng);
+        std::vector<float> x = expertkit::random_input(in, rng);
         if (j % 16 == 1) std::fill(x.begin(), x.end(), 0.0f);
         if (j % 16 == 2)
             for (size_t k = 0; k < x.size(); k += 1 + rng() % 37) x[k] *= 1000.0f;
         if (j % 16 == 3)
             for (size_t k = 0; k < x.size(); ++k) x[k] = (k + rng() % 2) % 2 ? 4.0f : -4.0f;
-        const std::vector<uint8_t> q = testkit::quantize_activation(info.act_format, x.data(), in);
+        const std::vector<uint8_t> q = expertkit::quantize_activation(info.act_format, x.data(), in);
         std::memcpy(&c.xq[size_t(j) * c.stride], q.data(), act_bytes);
         sk.gemv(c.w.data(), c.row_bytes, out, in, &c.xq[size_t(j) * c.stride], &c.ref[size_t(j) * out]);
     }
@@ -84,15 +84,15 @@ TEST_P(TilesVsScalar, TableIsRowsOnly) {
     ASSERT_GT(t->kernel_count, 0);
     for (int32_t i = 0; i < t->kernel_count; ++i) {
         const memra_kernel_v2 &k = t->kernels[i];
-        SCOPED_TRACE(testkit::qtype_info(k.qtype).name);
+        SCOPED_TRACE(expertkit::qtype_info(k.qtype).name);
         EXPECT_EQ(k.gemv, nullptr) << "the token path is the plugins' below";
         EXPECT_NE(k.gemm, nullptr);
         EXPECT_NE(k.dequantize_row, nullptr);
         EXPECT_EQ(k.layout, MEMRA_LAYOUT_GGML);
-        EXPECT_EQ(k.act_format, testkit::qtype_info(k.qtype).act_format);
+        EXPECT_EQ(k.act_format, expertkit::qtype_info(k.qtype).act_format);
     }
     for (int32_t q : {MEMRA_QTYPE_Q8_0, MEMRA_QTYPE_Q4_0, MEMRA_QTYPE_Q4_K})
-        EXPECT_NE(find_kernel(t, q), nullptr) << testkit::qtype_info(q).name;
+        EXPECT_NE(find_kernel(t, q), nullptr) << expertkit::qtype_info(q).name;
     EXPECT_EQ(find_kernel(t, MEMRA_QTYPE_BF16), nullptr) << "tdpbf16ps's order is not the BF16 order";
 }
 
@@ -100,7 +100,7 @@ TEST_P(TilesVsScalar, GemmBitExactForEveryM) {
     const memra_backend_v2 *t = table_;
     for (int32_t i = 0; i < t->kernel_count; ++i) {
         const memra_kernel_v2 &k = t->kernels[i];
-        const memra_qtype_info &info = testkit::qtype_info(k.qtype);
+        const memra_qtype_info &info = expertkit::qtype_info(k.qtype);
         for (int32_t blocks : {1, 5})
             for (int32_t out : {1, 2, 3, 17, 33}) {
                 const int32_t in = blocks * info.block_elems;
@@ -133,7 +133,7 @@ TEST_P(TilesVsScalar, GemmBitExactOnLongRows) {
     for (int32_t i = 0; i < t->kernel_count; ++i) {
         const memra_kernel_v2 &k = t->kernels[i];
         const TileCase &c = tile_case(k.qtype, 4096, 37);
-        SCOPED_TRACE(std::string(GetParam()) + " " + testkit::qtype_info(k.qtype).name);
+        SCOPED_TRACE(std::string(GetParam()) + " " + expertkit::qtype_info(k.qtype).name);
         for (int32_t m : {32, 45}) {
             std::vector<float> y(size_t(37) * size_t(m));
             k.gemm(c.w.data(), c.row_bytes, 37, 4096, c.xq.data(), c.stride, m, y.data(), 37);

@@ -26,7 +26,7 @@ public:
           file_(ctx.options.dir, ctx.backend + "-" + ctx.format, store.data(), store.size()),
           per_call_(ctx.options.experts), windows_(std::max(1, store.count() / per_call_)) {
         std::mt19937_64 rng(ctx.options.seed + 13);
-        input_ = testkit::random_input(ctx.options.shape.n_embd, rng);
+        input_ = expertkit::random_input(ctx.options.shape.n_embd, rng);
         output_.resize(input_.size());
     }
 

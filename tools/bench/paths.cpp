@@ -40,7 +40,7 @@ size_t window_bytes(const WeightStore &store, int32_t count) { return size_t(cou
 // Times token calls on successive windows of `count` experts (one untimed call first).
 Summary time_token_calls(const PathContext &ctx, const WeightStore &store, int32_t count, int32_t threads) {
     std::mt19937_64 rng(ctx.options.seed + 7);
-    const std::vector<float> input = testkit::random_input(ctx.options.shape.n_embd, rng);
+    const std::vector<float> input = expertkit::random_input(ctx.options.shape.n_embd, rng);
     std::vector<float> output(input.size());
     int64_t k = 0;
     ctx.library.token(memory_window(store, k++, count), input.data(), output.data(), threads);
@@ -69,7 +69,7 @@ std::vector<Record> rows_path(const PathContext &ctx, const WeightStore &store) 
     std::vector<Record> out;
     const int32_t n_embd = ctx.options.shape.n_embd;
     std::mt19937_64 rng(ctx.options.seed + 11);
-    const std::vector<float> inputs = testkit::random_input(64 * n_embd, rng);
+    const std::vector<float> inputs = expertkit::random_input(64 * n_embd, rng);
     const std::vector<float> route_weights(64, 1.0f);
     std::vector<float> outputs(inputs.size());
     for (int32_t t : ctx.options.threads) {

@@ -141,8 +141,8 @@ std::vector<Record> peer_paths(const PathContext &ctx, const WeightStore &store,
     const BenchOptions &o = ctx.options;
     const int32_t n_embd = o.shape.n_embd, count = o.experts, stored = store.count();
     std::mt19937_64 rng(o.seed + 13);
-    const std::vector<float> input = testkit::random_input(n_embd, rng);
-    const std::vector<float> inputs = testkit::random_input(kPeerRows * n_embd, rng);
+    const std::vector<float> input = expertkit::random_input(n_embd, rng);
+    const std::vector<float> inputs = expertkit::random_input(kPeerRows * n_embd, rng);
     // Route weights as a router gives them: positive, the token's summing to 1.
     std::uniform_real_distribution<float> weight(0.05f, 1.0f);
     std::vector<float> token_weights(static_cast<size_t>(count)), row_weights(static_cast<size_t>(kPeerRows));

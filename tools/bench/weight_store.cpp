@@ -36,15 +36,15 @@ CpuProjectionV2 in_file(CpuProjectionV2 p, const uint8_t *base, int fd) {
 }  // namespace
 
 size_t WeightStore::expert_bytes(int32_t qtype, const Shape &shape) {
-    return 2 * testkit::row_bytes(qtype, shape.n_embd) * size_t(shape.n_ff) +
-           testkit::row_bytes(qtype, shape.n_ff) * size_t(shape.n_embd);
+    return 2 * expertkit::row_bytes(qtype, shape.n_embd) * size_t(shape.n_ff) +
+           expertkit::row_bytes(qtype, shape.n_ff) * size_t(shape.n_embd);
 }
 
 WeightStore::WeightStore(int32_t qtype, const Shape &shape, int32_t count, bool hugepages, uint64_t seed)
     : qtype_(qtype), shape_(shape), count_(count), expert_bytes_(expert_bytes(qtype, shape)) {
     std::mt19937_64 rng(seed);
-    testkit::ExpertSet one(shape.n_embd, shape.n_ff);
-    const CpuExpertV2 &e = one.add(testkit::uniform_spec(qtype), rng);
+    expertkit::ExpertSet one(shape.n_embd, shape.n_ff);
+    const CpuExpertV2 &e = one.add(expertkit::uniform_spec(qtype), rng);
     const size_t n = size_t(count);
     const size_t up_at = aligned(n * e.gate.byte_len), down_at = up_at + aligned(n * e.up.byte_len);
     size_ = down_at + n * e.down.byte_len;

@@ -24,7 +24,7 @@ std::string plugins_of(const gguf::MoeLayer &l, const std::map<std::string, std:
 }
 
 // How far over its tolerance a verdict is (> 1 fails); the demo shows each case's worst token.
-double badness(const testkit::Verdict &v) {
+double badness(const expertkit::Verdict &v) {
     if (!v.finite) return INFINITY;
     return std::max(v.err_exact / v.tol_exact, v.err_quant / v.tol_quant);
 }
@@ -36,8 +36,8 @@ void judge_case(const gguf::File &file, const Case &c, Row &row) {
     const size_t n = c.layer.n_embd;
     double worst = -1;
     for (size_t t = 0; t < c.inputs.size() / n; ++t) {
-        const testkit::Verdict v =
-            testkit::judge(testkit::evaluate_token(experts.data(), experts.count(), c.inputs.data() + t * n),
+        const expertkit::Verdict v =
+            expertkit::judge(expertkit::evaluate_token(experts.data(), experts.count(), c.inputs.data() + t * n),
                            c.result.outputs.data() + t * n);
         row.reference_ok = row.reference_ok && v.ok();
         if (badness(v) > worst) {
@@ -119,7 +119,7 @@ void print(const Report &report) {
             else
                 std::snprintf(scalar, sizeof scalar, "%.2e", r.scalar.max_rel_l2);
         }
-        const testkit::Verdict &v = r.reference;
+        const expertkit::Verdict &v = r.reference;
         std::printf("%9.1f %7.2f  %-14s %.2e (%.2e)  %.2e (%.2e)  %s%s\n", r.median_us, r.gbps, scalar, v.err_exact,
                     v.tol_exact, v.err_quant, v.tol_quant, r.ok ? "ok" : "FAIL",
                     r.file_equals_memory ? "" : " (file differs from memory)");

@@ -1,6 +1,6 @@
 // The demo's verdicts on its cases and the table that shows them. Per case (a layer, a call, a
 // weight source): the scalar backend's outputs (bit-identical required, gguf_tool::
-// Agreement), the expert kit's double-precision references (testkit::judge's derived
+// Agreement), the expert kit's double-precision references (expertkit::judge's derived
 // tolerances), and for the file source the memory source's outputs (the same bytes through the
 // same code: bit-identical).
 #pragma once
@@ -22,7 +22,7 @@ struct Row {
     double median_us = 0, gbps = 0;  // per call (a token, or a batch of rows); weight bytes / median
     bool scalar_done = false;        // false when the scalar run failed (Report::scalar_failure)
     gguf_tool::Agreement scalar;
-    testkit::Verdict reference;      // the worst token's (largest error relative to its tolerance)
+    expertkit::Verdict reference;      // the worst token's (largest error relative to its tolerance)
     bool reference_ok = true;
     bool file_equals_memory = true;  // file rows only
     bool ok = false;

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace memra::testkit {
+namespace memra::expertkit {
 
 Verdict judge(const Evaluation &ev, const float *output) {
     Verdict v;
@@ -23,4 +23,4 @@ std::string Verdict::describe() const {
     return buf;
 }
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

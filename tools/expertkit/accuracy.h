@@ -6,7 +6,7 @@
 
 #include "reference.h"
 
-namespace memra::testkit {
+namespace memra::expertkit {
 
 // Tolerances, derived rather than tuned:
 //
@@ -48,4 +48,4 @@ struct Verdict {
 // output holds ev.exact.size() floats.
 Verdict judge(const Evaluation &ev, const float *output);
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

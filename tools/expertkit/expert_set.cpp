@@ -3,7 +3,7 @@
 #include "formats.h"
 #include "synthetic_weights.h"
 
-namespace memra::testkit {
+namespace memra::expertkit {
 
 ExpertSpec uniform_spec(int32_t qtype, float route_weight) {
     ExpertSpec spec{qtype, qtype, qtype};
@@ -39,4 +39,4 @@ const CpuExpertV2 &ExpertSet::add(const ExpertSpec &spec, std::mt19937_64 &rng) 
     return experts_.back();
 }
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

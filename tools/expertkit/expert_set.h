@@ -8,7 +8,7 @@
 
 #include "memra/cpu_experts.h"
 
-namespace memra::testkit {
+namespace memra::expertkit {
 
 // Formats and macro scales of one expert. route_weight is the token call's mixing weight.
 struct ExpertSpec {
@@ -57,4 +57,4 @@ private:
     std::vector<CpuExpertV2> experts_;
 };
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

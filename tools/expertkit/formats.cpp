@@ -9,7 +9,7 @@
 #include "common/fp_convert.h"
 #include "scalar/scalar_backend.h"
 
-namespace memra::testkit {
+namespace memra::expertkit {
 
 std::vector<int32_t> all_qtypes() {
     std::vector<int32_t> ids;
@@ -118,4 +118,4 @@ RoundingGrid rounding_grid(int32_t act, const double *x, int32_t n) {
     return grid;  // F32: nothing is rounded (the float conversion itself is below every tolerance)
 }
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

@@ -10,7 +10,7 @@
 #include "memra/backend.h"
 #include "memra/qtypes.h"
 
-namespace memra::testkit {
+namespace memra::expertkit {
 
 // The qtypes of the format list (memra/qtypes.h), in its order (ggml id order).
 std::vector<int32_t> all_qtypes();
@@ -49,4 +49,4 @@ struct RoundingGrid {
 };
 RoundingGrid rounding_grid(int32_t act, const double *x, int32_t n);
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

@@ -5,7 +5,7 @@
 
 #include "formats.h"
 
-namespace memra::testkit {
+namespace memra::expertkit {
 namespace {
 
 // How far the library's float h may sit from (b)'s double h, relative to |h|: float dot
@@ -195,4 +195,4 @@ double relative_l2(const std::vector<double> &got, const std::vector<double> &re
     return std::sqrt(diff) / l2_norm(ref);
 }
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

@@ -18,7 +18,7 @@
 
 #include "memra/cpu_experts.h"
 
-namespace memra::testkit {
+namespace memra::expertkit {
 
 struct Evaluation {
     std::vector<double> exact;        // reference (a)
@@ -46,4 +46,4 @@ double relative_l2(const float *got, const std::vector<double> &ref);
 double relative_l2(const std::vector<double> &got, const std::vector<double> &ref);
 double l2_norm(const std::vector<double> &v);
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

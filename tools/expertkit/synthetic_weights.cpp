@@ -8,7 +8,7 @@
 #include "formats.h"
 #include "memra/cpu_experts.h"
 
-namespace memra::testkit {
+namespace memra::expertkit {
 namespace {
 
 // Block scales are drawn as base * U(0.5, 1.5): blocks of one matrix differ, as in real files,
@@ -114,4 +114,4 @@ std::vector<float> random_input(int32_t n, std::mt19937_64 &rng, float sigma) {
     return x;
 }
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

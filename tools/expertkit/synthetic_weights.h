@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-namespace memra::testkit {
+namespace memra::expertkit {
 
 // rows rows of in_features values (a multiple of the qtype's block size) in qtype's layout.
 std::vector<uint8_t> random_weights(int32_t qtype, int32_t rows, int32_t in_features,
@@ -18,4 +18,4 @@ std::vector<uint8_t> random_weights(int32_t qtype, int32_t rows, int32_t in_feat
 // n activations ~ N(0, sigma^2): the scale of a normalised residual stream entering an FFN.
 std::vector<float> random_input(int32_t n, std::mt19937_64 &rng, float sigma = 1.0f);
 
-}  // namespace memra::testkit
+}  // namespace memra::expertkit

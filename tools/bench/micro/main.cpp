@@ -40,11 +40,11 @@ const Operands &operands(int32_t qtype, int32_t act_format) {
     if (!slot) {
         slot = std::make_unique<Operands>();
         std::mt19937_64 rng(42);
-        slot->weights = memra::testkit::random_weights(qtype, kRows, kIn, rng);
-        slot->row_bytes = memra::testkit::row_bytes(qtype, kIn);
+        slot->weights = memra::expertkit::random_weights(qtype, kRows, kIn, rng);
+        slot->row_bytes = memra::expertkit::row_bytes(qtype, kIn);
         for (int32_t j = 0; j < kBatch; ++j) {
-            const std::vector<float> x = memra::testkit::random_input(kIn, rng);
-            const std::vector<uint8_t> q = memra::testkit::quantize_activation(act_format, x.data(), kIn);
+            const std::vector<float> x = memra::expertkit::random_input(kIn, rng);
+            const std::vector<uint8_t> q = memra::expertkit::quantize_activation(act_format, x.data(), kIn);
             slot->act_stride = q.size();
             slot->activations.insert(slot->activations.end(), q.begin(), q.end());
         }
@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
         if (!p.loaded) continue;
         for (int32_t i = 0; i < p.table->kernel_count; ++i) {
             const memra_kernel_v2 *k = &p.table->kernels[i];
-            const std::string name = std::string(p.table->name) + "/" + memra::testkit::qtype_name(k->qtype);
+            const std::string name = std::string(p.table->name) + "/" + memra::expertkit::qtype_name(k->qtype);
             // A plugin may serve one path only (amx: gemm): the other is a lower plugin's.
             if (k->gemv) benchmark::RegisterBenchmark(("gemv/" + name).c_str(), gemv, k);
             if (k->gemm) benchmark::RegisterBenchmark(("gemm32/" + name).c_str(), gemm, k);

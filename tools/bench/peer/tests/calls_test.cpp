@@ -91,17 +91,17 @@ struct Checker {
         if (bound < 0) bound = this->bound();
         if (std::getenv("MEMRA_TRUTH_VERBOSE"))
             std::printf("[truth] %s %s: %zu of %zu differ, rel %.3g, max |diff| %.3g\n",
-                        testkit::qtype_name(qtype).c_str(), what.c_str(), c.differing, ggml.size(), c.rel_error,
+                        expertkit::qtype_name(qtype).c_str(), what.c_str(), c.differing, ggml.size(), c.rel_error,
                         c.max_abs);
         if (identical) {
             if (c.identical()) return;
             size_t at = 0;
             while (ggml[at] == memra[at]) ++at;
-            ADD_FAILURE() << backend() << " " << testkit::qtype_name(qtype) << " " << what << ": " << c.differing
+            ADD_FAILURE() << backend() << " " << expertkit::qtype_name(qtype) << " " << what << ": " << c.differing
                           << " of " << ggml.size() << " values differ from ggml's (rel. error " << c.rel_error
                           << "); first at " << at << ": memra " << show(memra[at]) << ", ggml " << show(ggml[at]);
         } else if (!(c.rel_error <= bound)) {
-            ADD_FAILURE() << backend() << " " << testkit::qtype_name(qtype) << " " << what << ": rel. error "
+            ADD_FAILURE() << backend() << " " << expertkit::qtype_name(qtype) << " " << what << ": rel. error "
                           << c.rel_error << " > " << bound << " allowed (" << c.differing << " of " << ggml.size()
                           << " values differ, max |diff| " << c.max_abs << ")";
         }
@@ -117,7 +117,7 @@ protected:
             if (line.find("cpu lacks") != std::string::npos) GTEST_SKIP() << line;
             FAIL() << line;
         }
-        const std::string name = testkit::qtype_name(GetParam());
+        const std::string name = expertkit::qtype_name(GetParam());
         if (backend() != "auto") {
             ASSERT_EQ(bench::served_by(line, name), backend())
                 << "the forced backend does not serve " << name << ": " << line;
@@ -150,7 +150,7 @@ TEST_P(GgmlCalls, TokenAndRowsAsGgml) {
                     rw[size_t(i)] = route(rng);
                     experts.push_back(layer.expert(ids[size_t(i)], s, rw[size_t(i)]));
                 }
-                const std::vector<float> x = testkit::random_input(n_embd, rng);
+                const std::vector<float> x = expertkit::random_input(n_embd, rng);
                 std::vector<float> got(size_t(n_embd), -1.0f), want(size_t(n_embd), -2.0f);
                 library().token(experts, x.data(), got.data(), kThreads);
                 ggml.token(kLayout, ids, rw, x.data(), want.data(), kGgmlThreads);
@@ -159,7 +159,7 @@ TEST_P(GgmlCalls, TokenAndRowsAsGgml) {
             }
             for (int32_t m : {1, 7, 8, 32, 64}) {
                 const int32_t e = m % kExperts;
-                const std::vector<float> x = testkit::random_input(m * n_embd, rng);
+                const std::vector<float> x = expertkit::random_input(m * n_embd, rng);
                 std::vector<float> rw(static_cast<size_t>(m));
                 for (float &r : rw) r = route(rng);
                 const size_t out = size_t(m) * size_t(n_embd);
@@ -181,7 +181,7 @@ TEST_P(GgmlCalls, TokenAndRowsAsGgml) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, GgmlCalls, ::testing::ValuesIn(testkit::all_qtypes()), qtype_param_name);
+INSTANTIATE_TEST_SUITE_P(Formats, GgmlCalls, ::testing::ValuesIn(expertkit::all_qtypes()), qtype_param_name);
 
 }  // namespace
 }  // namespace memra::truth

@@ -21,7 +21,7 @@ TEST_P(GgmlDecode, EveryPluginDecodesAsGgml) {
     MEMRA_TRUTH_REQUIRE_GGML();
     const int32_t qtype = GetParam();
     const Blocks blocks = truth_blocks(qtype, 0x19050 + uint64_t(qtype));
-    const int64_t n = int64_t(blocks.count()) * testkit::qtype_info(qtype).block_elems;
+    const int64_t n = int64_t(blocks.count()) * expertkit::qtype_info(qtype).block_elems;
     std::vector<float> want(size_t(n), 0.0f);
     ggml_peer()->to_float(qtype, blocks.bytes.data(), want.data(), n);
 
@@ -29,7 +29,7 @@ TEST_P(GgmlDecode, EveryPluginDecodesAsGgml) {
     for (const Plugin &p : runnable_plugins()) {
         const memra_kernel_v2 *k = kernel_of(p, qtype);
         if (!k) {
-            ADD_FAILURE() << p.label << " has no kernel for " << testkit::qtype_name(qtype);
+            ADD_FAILURE() << p.label << " has no kernel for " << expertkit::qtype_name(qtype);
             continue;
         }
         std::vector<float> got(size_t(n), -12345.0f);
@@ -38,7 +38,7 @@ TEST_P(GgmlDecode, EveryPluginDecodesAsGgml) {
         for (int64_t i = 0; i < n; ++i) {
             if (same_float(got[size_t(i)], want[size_t(i)])) continue;
             if (bad++ < 5)
-                ADD_FAILURE() << p.label << " " << testkit::qtype_name(qtype) << ": "
+                ADD_FAILURE() << p.label << " " << expertkit::qtype_name(qtype) << ": "
                               << label_of_value(blocks, qtype, i) << ": memra " << show(got[size_t(i)])
                               << ", ggml " << show(want[size_t(i)]);
         }
@@ -48,7 +48,7 @@ TEST_P(GgmlDecode, EveryPluginDecodesAsGgml) {
     for (const std::string &s : skipped_plugins()) RecordProperty("skipped_plugin", s);
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, GgmlDecode, ::testing::ValuesIn(testkit::all_qtypes()), qtype_param_name);
+INSTANTIATE_TEST_SUITE_P(Formats, GgmlDecode, ::testing::ValuesIn(expertkit::all_qtypes()), qtype_param_name);
 
 }  // namespace
 }  // namespace memra::truth

@@ -39,8 +39,8 @@ int32_t ggml_act_type(int32_t act) {
 
 TEST(GgmlDotSetup, ActivationFormatsAreGgmls) {
     MEMRA_TRUTH_REQUIRE_GGML();
-    for (int32_t qtype : testkit::all_qtypes()) {
-        const memra_qtype_info &info = testkit::qtype_info(qtype);
+    for (int32_t qtype : expertkit::all_qtypes()) {
+        const memra_qtype_info &info = expertkit::qtype_info(qtype);
         std::vector<uint8_t> row(size_t(info.block_bytes) * (256 / size_t(info.block_elems)) + 1024, 0);
         std::vector<uint8_t> act(2048, 0);
         int32_t type = -1;
@@ -51,11 +51,11 @@ TEST(GgmlDotSetup, ActivationFormatsAreGgmls) {
 
 // Every plugin's gemv and gemm of rows of n values against ggml's vec_dot of the same bytes.
 void dots_as_ggml(int32_t qtype, int32_t n) {
-    const memra_qtype_info &info = testkit::qtype_info(qtype);
+    const memra_qtype_info &info = expertkit::qtype_info(qtype);
     const bool plain = qtype == MEMRA_QTYPE_F32 || qtype == MEMRA_QTYPE_BF16;
     const bool exact = !plain || (qtype == MEMRA_QTYPE_F32 && ggml_f32_order_is_memras()) ||
                        (qtype == MEMRA_QTYPE_BF16 && ggml_bf16_order_is_memras());
-    const size_t row_bytes = testkit::row_bytes(qtype, n);
+    const size_t row_bytes = expertkit::row_bytes(qtype, n);
     std::mt19937_64 rng(0x19d0 + uint64_t(qtype));
 
     std::vector<uint8_t> w;
@@ -64,7 +64,7 @@ void dots_as_ggml(int32_t qtype, int32_t n) {
         const size_t rows = blocks.bytes.size() / row_bytes;
         w.assign(blocks.bytes.begin(), blocks.bytes.begin() + long(rows * row_bytes));
     } else {
-        w = testkit::random_weights(qtype, 64, n, rng);
+        w = expertkit::random_weights(qtype, 64, n, rng);
     }
     const int32_t rows = int32_t(w.size() / row_bytes);
 
@@ -74,7 +74,7 @@ void dots_as_ggml(int32_t qtype, int32_t n) {
     std::vector<uint8_t> xq(act_bytes * kActs);
     const float sigmas[kActs] = {1.0f, 0.01f, 40.0f};
     for (int j = 0; j < kActs; ++j) {
-        const std::vector<float> x = testkit::random_input(n, rng, sigmas[j]);
+        const std::vector<float> x = expertkit::random_input(n, rng, sigmas[j]);
         ggml_peer()->from_float(ggml_act_type(act), x.data(), xq.data() + size_t(j) * act_bytes, n);
     }
     // ggml's dots, and (F32/BF16) the bound of each.
@@ -139,12 +139,12 @@ TEST_P(GgmlDotOddBlocks, OddBlockCountsDotAsGgml) {
 
 std::vector<int32_t> block32_qtypes() {
     std::vector<int32_t> out;
-    for (int32_t qtype : testkit::all_qtypes())
-        if (testkit::qtype_info(qtype).block_elems == 32) out.push_back(qtype);
+    for (int32_t qtype : expertkit::all_qtypes())
+        if (expertkit::qtype_info(qtype).block_elems == 32) out.push_back(qtype);
     return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, GgmlDot, ::testing::ValuesIn(testkit::all_qtypes()), qtype_param_name);
+INSTANTIATE_TEST_SUITE_P(Formats, GgmlDot, ::testing::ValuesIn(expertkit::all_qtypes()), qtype_param_name);
 INSTANTIATE_TEST_SUITE_P(Block32Formats, GgmlDotOddBlocks, ::testing::ValuesIn(block32_qtypes()), qtype_param_name);
 
 }  // namespace

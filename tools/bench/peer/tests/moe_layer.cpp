@@ -16,8 +16,8 @@ size_t aligned(size_t n) { return (n + 63) / 64 * 64; }
 
 MoeLayer::MoeLayer(int32_t qtype, int32_t n_embd, int32_t n_ff, int32_t n_expert, std::mt19937_64 &rng)
     : qtype_(qtype), n_embd_(n_embd), n_ff_(n_ff), n_expert_(n_expert) {
-    gate_bytes_ = testkit::row_bytes(qtype, n_embd) * size_t(n_ff);
-    down_bytes_ = testkit::row_bytes(qtype, n_ff) * size_t(n_embd);
+    gate_bytes_ = expertkit::row_bytes(qtype, n_embd) * size_t(n_ff);
+    down_bytes_ = expertkit::row_bytes(qtype, n_ff) * size_t(n_embd);
     const size_t n = size_t(n_expert);
     up_at_ = aligned(n * gate_bytes_);
     down_at_ = up_at_ + aligned(n * gate_bytes_);
@@ -26,9 +26,9 @@ MoeLayer::MoeLayer(int32_t qtype, int32_t n_embd, int32_t n_ff, int32_t n_expert
     if (!data_) throw std::bad_alloc();
     std::memset(data_.get(), 0, size_);
     for (size_t i = 0; i < n; ++i) {
-        const std::vector<uint8_t> g = testkit::random_weights(qtype, n_ff, n_embd, rng);
-        const std::vector<uint8_t> u = testkit::random_weights(qtype, n_ff, n_embd, rng);
-        const std::vector<uint8_t> d = testkit::random_weights(qtype, n_embd, n_ff, rng);
+        const std::vector<uint8_t> g = expertkit::random_weights(qtype, n_ff, n_embd, rng);
+        const std::vector<uint8_t> u = expertkit::random_weights(qtype, n_ff, n_embd, rng);
+        const std::vector<uint8_t> d = expertkit::random_weights(qtype, n_embd, n_ff, rng);
         std::memcpy(data_.get() + i * gate_bytes_, g.data(), gate_bytes_);
         std::memcpy(data_.get() + up_at_ + i * gate_bytes_, u.data(), gate_bytes_);
         std::memcpy(data_.get() + down_at_ + i * down_bytes_, d.data(), down_bytes_);
@@ -42,7 +42,7 @@ CpuExpertV2 MoeLayer::expert(int32_t i, const Scales &s, float route_weight) con
         p.qtype = qtype_;
         p.in_features = in;
         p.out_features = out;
-        p.row_bytes = testkit::row_bytes(qtype_, in);
+        p.row_bytes = expertkit::row_bytes(qtype_, in);
         p.byte_len = bytes;
         p.file_fd = -1;
         p.scale = scale;

@@ -11,7 +11,7 @@
 namespace memra::truth {
 
 inline std::string qtype_param_name(const ::testing::TestParamInfo<int32_t> &info) {
-    return testkit::qtype_name(info.param);
+    return expertkit::qtype_name(info.param);
 }
 
 }  // namespace memra::truth

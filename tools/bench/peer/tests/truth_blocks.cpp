@@ -89,7 +89,7 @@ Blocks plain_values(int32_t qtype, std::mt19937_64 &rng) {
                 random_value();
             }
     }
-    std::vector<uint8_t> sane = testkit::random_weights(qtype, 1, 1024, rng);
+    std::vector<uint8_t> sane = expertkit::random_weights(qtype, 1, 1024, rng);
     for (size_t at = 0; at < sane.size(); at += size_t(width)) {
         std::memcpy(v.data(), &sane[at], size_t(width));
         add_block(b, v, "synthetic");
@@ -102,7 +102,7 @@ Blocks plain_values(int32_t qtype, std::mt19937_64 &rng) {
 Blocks truth_blocks(int32_t qtype, uint64_t seed) {
     std::mt19937_64 rng(seed);
     if (qtype == MEMRA_QTYPE_F32 || qtype == MEMRA_QTYPE_BF16) return plain_values(qtype, rng);
-    const memra_qtype_info &info = testkit::qtype_info(qtype);
+    const memra_qtype_info &info = expertkit::qtype_info(qtype);
     const size_t bytes = size_t(info.block_bytes);
     Blocks b;
     std::vector<uint8_t> block(bytes);
@@ -114,7 +114,7 @@ Blocks truth_blocks(int32_t qtype, uint64_t seed) {
         fill(-1);
         add_block(b, block, "random bytes");
     }
-    const std::vector<uint8_t> sane = testkit::random_weights(qtype, 64, info.block_elems, rng);
+    const std::vector<uint8_t> sane = expertkit::random_weights(qtype, 64, info.block_elems, rng);
     for (size_t at = 0; at < sane.size(); at += bytes)
         add_block(b, std::vector<uint8_t>(sane.begin() + long(at), sane.begin() + long(at + bytes)), "synthetic");
     for (int with : {0x00, 0xff}) {
@@ -152,9 +152,9 @@ Blocks truth_blocks(int32_t qtype, uint64_t seed) {
 }
 
 std::string label_of_value(const Blocks &b, int32_t qtype, int64_t i) {
-    const int64_t block = i / testkit::qtype_info(qtype).block_elems;
+    const int64_t block = i / expertkit::qtype_info(qtype).block_elems;
     return "block " + std::to_string(block) + " (" + b.labels[size_t(block)] + "), value " +
-           std::to_string(i % testkit::qtype_info(qtype).block_elems);
+           std::to_string(i % expertkit::qtype_info(qtype).block_elems);
 }
 
 }  // namespace memra::truth
