@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "backends.h"
 #include "formats.h"
 #include "param_names.h"
 #include "truth_blocks.h"
@@ -29,7 +30,9 @@ TEST_P(GgmlDecode, EveryPluginDecodesAsGgml) {
     for (const Plugin &p : runnable_plugins()) {
         const memra_kernel_v2 *k = kernel_of(p, qtype);
         if (!k) {
-            ADD_FAILURE() << p.label << " has no kernel for " << expertkit::qtype_name(qtype);
+            // A rows-only build (plugins/amx) may leave a format to the plugins below it.
+            if (conformance::serves_token_path(*p.table))
+                ADD_FAILURE() << p.label << " has no kernel for " << expertkit::qtype_name(qtype);
             continue;
         }
         std::vector<float> got(size_t(n), -12345.0f);
