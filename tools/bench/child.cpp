@@ -1,5 +1,6 @@
 #include "child.h"
 
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,7 +121,13 @@ int child_main(const BenchOptions &o) {
     Channel out(o.child_fd);
     const std::string prefix = "memra-cpu-experts: unusable: ";
     try {
-        const Library lib(o.lib.empty() ? tools::default_library_path() : o.lib);
+        const std::string path = o.lib.empty() ? tools::default_library_path() : o.lib;
+        const Library lib(path);
+        // This process ends when the measurements do: the library stays mapped until then. Unmapped
+        // first (by ~Library), it would take along what it brought in, and under ASan+UBSan that is
+        // the UBSan runtime, whose own start-up allocations LeakSanitizer then reports as leaked
+        // (a child whose backend is unusable makes no call that would keep the library loaded).
+        dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
         const std::string describe = lib.describe();
         const bool usable = describe.compare(0, prefix.size(), prefix) != 0;
         out.send([&](tools::JsonWriter &w) {
