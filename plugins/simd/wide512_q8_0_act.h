@@ -7,6 +7,7 @@
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "simd/formats_q8_0_act.h"
@@ -60,9 +61,9 @@ inline __m512 row_pair_fma(__m512 acc, __m512i w, __m512 d_w, const ActOffset<K>
 }
 inline __m512 acc_pair(__m256 lo, __m256 hi) { return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1); }
 
-// The rows path for formats with a pair form P (Act2, act2, step2, finish2):
-// activations 2p and 2p + 1 share one 512-bit accumulator per row, each half exactly its own
-// (row, activation) chain. An odd m pairs the last activation with itself; that half is dropped.
+// The rows path for formats with a pair form P (Act2, act2, Acc2, init2, step2, finish2):
+// activations 2p and 2p + 1 share one 512-bit accumulator state per row, each half exactly its
+// own (row, activation) chain. An odd m pairs the last activation with itself; that half is dropped.
 template <class F, class P>
 struct PairsRowsPath {
     static constexpr bool kEnabled = true;
@@ -70,9 +71,9 @@ struct PairsRowsPath {
     static inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
                             int32_t m, float *y, size_t ldy) {
         const int32_t pairs = (m + 1) / 2;
-        __m512 acc[kMaxM / 2][R];
+        typename P::Acc2 acc[kMaxM / 2][R];
         for (int32_t p = 0; p < pairs; ++p)
-            for (int r = 0; r < R; ++r) acc[p][r] = _mm512_setzero_ps();
+            for (int r = 0; r < R; ++r) acc[p][r] = P::init2();
         typename F::Block blk[R];
         const int32_t nb = n / F::kElems;
         for (int32_t b = 0; b < nb; ++b) {
@@ -134,15 +135,21 @@ struct RowPairsTokenPath {
     }
 };
 
+// The rows path's state where the format's is one float accumulator (Acc8): one 512-bit one.
+struct OneAccPair {
+    using Acc2 = __m512;
+    static inline Acc2 init2() { return _mm512_setzero_ps(); }
+    static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
+};
+
 // Block32<K> (Q8_0, Q4_0): the pair forms of both paths.
 template <int K>
-struct Block32Pairs {
+struct Block32Pairs : OneAccPair {
     using Act2 = ActPair<K>;
     static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) { return act_pair<K>(a0, a1); }
     static inline void step2(__m512 &acc, const typename Block32<K>::Block &b, const Act2 &x) {
         acc = pair_fma<K>(acc, b.w, b.d, x);
     }
-    static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
     using RowPair = __m512;
     static inline RowPair pair_init(const Acc8 &r0, const Acc8 &r1) { return acc_pair(r0.acc, r1.acc); }
     static inline void pair_split(RowPair v, Acc8 &r0, Acc8 &r1) {
@@ -169,7 +176,7 @@ struct Q4_0Pairs : Block32Pairs<8> {
 };
 
 // NVFP4: the rows path's pairs (its token path keeps one row per register).
-struct NVFP4Pairs {
+struct NVFP4Pairs : OneAccPair {
     struct Act2 {
         ActPair<NVFP4::kOffset> h[2];
     };
@@ -179,7 +186,45 @@ struct NVFP4Pairs {
     static inline void step2(__m512 &acc, const NVFP4::Block &b, const Act2 &x) {
         for (int h = 0; h < 2; ++h) acc = pair_fma<NVFP4::kOffset>(acc, b.w[h], b.s[h], x.h[h]);
     }
-    static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
+};
+
+// MXFP4: the rows path's pairs, each half MXFP4's own state (an even block's lanes and scale held
+// until its odd partner arrives; one left pending at the end is ggml's scalar tail).
+struct MXFP4Pairs {
+    using Act2 = ActPair<MXFP4::kOffset>;
+    static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) { return act_pair<MXFP4::kOffset>(a0, a1); }
+    struct Acc2 {
+        __m512 acc1, acc2, d;
+        __m512i lanes;
+        bool pending;
+    };
+    static inline Acc2 init2() {
+        return {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_si512(), false};
+    }
+    static inline void step2(Acc2 &st, const MXFP4::Block &b, const Act2 &x) {
+        const __m512i lanes = _mm512_dpbusd_epi32(x.base, _mm512_broadcast_i64x4(b.w), x.a);
+        const __m512 d = _mm512_mul_ps(x.d, _mm512_broadcast_f32x8(b.s));
+        if (st.pending) {
+            st.acc1 = _mm512_fmadd_ps(st.d, _mm512_cvtepi32_ps(st.lanes), st.acc1);
+            st.acc2 = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(lanes), st.acc2);
+        } else {
+            st.d = d;
+            st.lanes = lanes;
+        }
+        st.pending = !st.pending;
+    }
+    static inline void finish2(const Acc2 &st, float &lo, float &hi) {
+        finish_pair(_mm512_add_ps(st.acc1, st.acc2), lo, hi);
+        if (!st.pending) return;
+        alignas(64) int32_t l[16];
+        alignas(64) float d[16];
+        _mm512_store_si512(l, st.lanes);
+        _mm512_store_ps(d, st.d);
+        int32_t s_lo = 0, s_hi = 0;
+        for (int k = 0; k < 8; ++k) s_lo += l[k], s_hi += l[8 + k];
+        lo = std::fma(d[0], float(s_lo), lo);
+        hi = std::fma(d[8], float(s_hi), hi);
+    }
 };
 
 template <>
@@ -188,6 +233,8 @@ template <>
 struct WidePairs<Q4_0> : PairsRowsPath<Q4_0, Q4_0Pairs> {};
 template <>
 struct WidePairs<NVFP4> : PairsRowsPath<NVFP4, NVFP4Pairs> {};
+template <>
+struct WidePairs<MXFP4> : PairsRowsPath<MXFP4, MXFP4Pairs> {};
 template <>
 struct WideRowPairs<Q8_0> : RowPairsTokenPath<Q8_0, Q8_0Pairs> {};
 template <>
