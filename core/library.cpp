@@ -47,7 +47,9 @@ WeightCache &Library::cache() {
 
 Prefetcher &Library::prefetcher() {
     std::call_once(prefetcher_once_, [this] {
-        Prefetcher *p = new Prefetcher(cache(), settings().direct_io);
+        // Entries in the layout the token calls will plan for them (prefetch_kernel).
+        Prefetcher *p = new Prefetcher(cache(), settings().direct_io,
+                                       [this](int32_t qtype) { return prefetch_kernel(registry_, qtype); });
         // Registered after the cache's handlers: the prefetcher's lock is taken first, then the
         // cache's (no thread ever holds the cache's lock while it waits for this one).
         pthread_atfork([] { g_library.load()->prefetcher_.load()->before_fork(); },

@@ -17,6 +17,13 @@ const memra_kernel_v2 *find_kernel(const memra_backend_v2 &table, int32_t qtype)
     return nullptr;
 }
 
+std::vector<uint8_t> in_kernel_layout(const memra_kernel_v2 &k, const uint8_t *w, size_t row_bytes, int32_t rows,
+                                      int32_t n) {
+    std::vector<uint8_t> out(w, w + row_bytes * size_t(rows));
+    if (k.layout != MEMRA_LAYOUT_GGML) k.repack(w, row_bytes, rows, n, out.data());
+    return out;
+}
+
 bool serves_token_path(const memra_backend_v2 &table) {
     for (int32_t i = 0; i < table.kernel_count; ++i)
         if (table.kernels[i].gemv) return true;

@@ -82,6 +82,12 @@ private:
 // The kernel of `qtype` in a table, or nullptr.
 const memra_kernel_v2 *find_kernel(const memra_backend_v2 &table, int32_t qtype);
 
+// `rows` rows of ggml-layout weights as kernel `k` reads them: repacked by its own repack when it
+// has a layout of its own (memra/backend.h), else as they are. Every kernel is held to scalar on
+// the same ggml bytes, whatever its layout.
+std::vector<uint8_t> in_kernel_layout(const memra_kernel_v2 &k, const uint8_t *w, size_t row_bytes, int32_t rows,
+                                      int32_t n);
+
 // Whether a table serves the token path of any format. A SIMD build serves every format on both
 // paths; a rows-only build (plugins/amx) serves the rows path of some, the rest falling to the
 // plugins below it, so a format it lacks is no defect.

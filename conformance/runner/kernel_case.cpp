@@ -108,21 +108,24 @@ std::string KernelCase::compare_quantizer(const memra_backend_v2 &subject) const
 std::string KernelCase::compare_gemv(const memra_kernel_v2 &k) const {
     if (!k.gemv) return "";  // the token path is a lower plugin's (a rows-only build)
     const size_t out = size_t(shape_.out);
+    const std::vector<uint8_t> w = in_kernel_layout(k, weights_.data(), row_bytes_, shape_.out, shape_.in);
     std::vector<float> y(out);
     for (int32_t j = 0; j < shape_.acts; ++j) {
         const uint8_t *q = &xq_[size_t(j) * act_stride_];
         const float *want = &ref_[size_t(j) * out];
-        k.gemv(weights_.data(), row_bytes_, shape_.out, shape_.in, q, y.data());
+        k.gemv(w.data(), row_bytes_, shape_.out, shape_.in, q, y.data());
         const std::string diff = first_difference(y.data(), want, out);
         if (!diff.empty()) return "gemv, activation " + std::to_string(j) + ", row " + diff;
     }
-    // The core hands kernels tiles that start at any row: rows 1.. of a copy at an odd address.
-    if (out > 1) {
-        std::vector<uint8_t> shifted(weights_.size() + 1);
-        std::memcpy(shifted.data() + 1, weights_.data(), weights_.size());
-        k.gemv(shifted.data() + 1 + row_bytes_, row_bytes_, shape_.out - 1, shape_.in, xq_.data(), y.data());
-        const std::string diff = first_difference(y.data(), &ref_[1], out - 1);
-        if (!diff.empty()) return "gemv from row 1 at an odd address, row 1 + " + diff;
+    // The core hands kernels tiles that start at any row (of a repacked matrix: at any multiple
+    // of the row group): rows g.. of a copy at an odd address.
+    const size_t g = size_t(k.row_group);
+    if (out > g) {
+        std::vector<uint8_t> shifted(w.size() + 1);
+        std::memcpy(shifted.data() + 1, w.data(), w.size());
+        k.gemv(shifted.data() + 1 + g * row_bytes_, row_bytes_, shape_.out - int32_t(g), shape_.in, xq_.data(), y.data());
+        const std::string diff = first_difference(y.data(), &ref_[g], out - g);
+        if (!diff.empty()) return "gemv from row " + std::to_string(g) + " at an odd address, row " + std::to_string(g) + " + " + diff;
     }
     return "";
 }
@@ -130,10 +133,11 @@ std::string KernelCase::compare_gemv(const memra_kernel_v2 &k) const {
 std::string KernelCase::compare_gemm(const memra_kernel_v2 &k) const {
     if (!k.gemm) return "";  // the rows path is a lower plugin's
     const size_t out = size_t(shape_.out), ldy = out + kLdyPad;
+    const std::vector<uint8_t> w = in_kernel_layout(k, weights_.data(), row_bytes_, shape_.out, shape_.in);
     for (int32_t m : {1, 2, 5, 64}) {
         if (m > shape_.acts) break;
         std::vector<float> y(ldy * size_t(m), kCanary);
-        k.gemm(weights_.data(), row_bytes_, shape_.out, shape_.in, xq_.data(), act_stride_, m, y.data(), ldy);
+        k.gemm(w.data(), row_bytes_, shape_.out, shape_.in, xq_.data(), act_stride_, m, y.data(), ldy);
         for (int32_t j = 0; j < m; ++j) {
             const float *got = &y[size_t(j) * ldy];
             const std::string diff = first_difference(got, &ref_[size_t(j) * out], out);
@@ -149,6 +153,7 @@ std::string KernelCase::compare_gemm(const memra_kernel_v2 &k) const {
 }
 
 std::string KernelCase::compare_dequantize(const memra_kernel_v2 &k) const {
+    if (!k.dequantize_row) return "";  // optional for a layout of the plugin's own
     std::vector<float> d(size_t(shape_.in));
     k.dequantize_row(weights_.data(), shape_.in, d.data());
     std::string diff = first_difference(d.data(), deq_first_.data(), d.size());

@@ -27,9 +27,10 @@ public:
 
     // "" when `subject` agrees bit for bit; else the first disagreement, said in one line. What
     // is compared: the subject's own activation quantizer (when it has one) byte for byte; gemv
-    // on the whole matrix and on rows 1.. from a misaligned copy; gemm for every m with padded
-    // strides, and that it writes nothing outside its rows; dequantize_row of the first and
-    // last rows.
+    // on the whole matrix and on rows 1.. (row_group..) from a misaligned copy; gemm for every m
+    // with padded strides, and that it writes nothing outside its rows; dequantize_row of the
+    // first and last rows. A kernel with a layout of its own gets the same weights through its
+    // repack (in_kernel_layout, backends.h).
     std::string compare(const memra_backend_v2 &subject) const;
 
 private:

@@ -57,10 +57,12 @@ TEST_P(KernelEdges, Bf16FlushesAndRoundsAsVdpbf16ps) {
         const size_t row_bytes = 2 * size_t(n);
         const std::vector<uint16_t> w = tiny_bf16(size_t(kOut) * size_t(n), rng);
         const std::vector<uint16_t> x = tiny_bf16(size_t(kActs) * size_t(n), rng);
-        const auto *wb = reinterpret_cast<const uint8_t *>(w.data());
+        const auto *ggml = reinterpret_cast<const uint8_t *>(w.data());
         std::vector<float> want(size_t(kOut) * kActs), got(want.size(), -7.0f), gemv(size_t{kOut});
         for (int32_t j = 0; j < kActs; ++j)
-            sk.gemv(wb, row_bytes, kOut, n, &x[size_t(j) * size_t(n)], &want[size_t(j) * kOut]);
+            sk.gemv(ggml, row_bytes, kOut, n, &x[size_t(j) * size_t(n)], &want[size_t(j) * kOut]);
+        const std::vector<uint8_t> repacked = in_kernel_layout(*k, ggml, row_bytes, kOut, n);  // the subject's layout
+        const uint8_t *wb = repacked.data();
         const unsigned mxcsr = _mm_getcsr();
         if (k->gemm) {
             k->gemm(wb, row_bytes, kOut, n, x.data(), row_bytes, kActs, got.data(), kOut);

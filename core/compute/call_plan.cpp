@@ -1,6 +1,7 @@
 #include "compute/call_plan.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "dispatch/backend_registry.h"
 #include "error.h"
@@ -36,27 +37,27 @@ size_t tile_bytes_for(size_t phase_bytes, int32_t members, int32_t m) {
     return std::clamp(share, m > 1 ? kGemmMinTileBytes : kMinTileBytes, kMaxTileBytes);
 }
 
-int32_t tile_rows_for(size_t row_bytes, int32_t out, size_t tile_bytes) {
+// `multiple`: tiles start at multiples of it (kTileRowMultiple and the kernels' row groups).
+int32_t tile_rows_for(size_t row_bytes, int32_t out, size_t tile_bytes, size_t multiple) {
     size_t rows = std::max<size_t>(1, tile_bytes / std::max<size_t>(row_bytes, 1));
-    rows = (rows + kTileRowMultiple - 1) / kTileRowMultiple * kTileRowMultiple;
+    rows = (rows + multiple - 1) / multiple * multiple;
     return static_cast<int32_t>(std::min<size_t>(rows, static_cast<size_t>(out)));
 }
 
-void append_tiles(std::vector<Tile> &tiles, int32_t expert, const PlannedProjection &p, size_t tile_bytes) {
-    const int32_t tile_rows = tile_rows_for(p.row_bytes, p.out, tile_bytes);
+size_t row_group(const PlannedProjection &p) { return static_cast<size_t>(std::max(p.kernel->row_group, 1)); }
+
+void append_tiles(std::vector<Tile> &tiles, int32_t expert, const PlannedProjection &p, size_t tile_bytes,
+                  size_t multiple) {
+    const int32_t tile_rows = tile_rows_for(p.row_bytes, p.out, tile_bytes, multiple);
     for (int32_t r = 0; r < p.out; r += tile_rows) tiles.push_back({expert, r, std::min(p.out, r + tile_rows)});
 }
 
 size_t matrix_bytes(const PlannedProjection &p) { return p.row_bytes * static_cast<size_t>(p.out); }
 
-// The kernel serving `path` of the projection's qtype on weights in ggml's layout, which is how
-// the caller's memory and the file hold them. A plugin above it that serves the path only on
-// weights repacked into its own layout is not used yet: that needs the repacked bytes (cached
-// per layout for file-backed weights; see the note in backend_registry.h). Messages are built
-// only on failure, so the steady state allocates nothing here.
+// Messages are built only on failure, so the steady state allocates nothing here.
 PlannedProjection plan_projection(const BackendRegistry &registry, const CpuProjectionV2 &p,
-                                  int32_t expert, int32_t kind, KernelPath path) {
-    const KernelChoice choice = registry.kernel_for(p.qtype, path);
+                                  int32_t expert, int32_t kind, KernelPath path, bool file_cache) {
+    const KernelChoice choice = planned_kernel(registry, p.qtype, path, p.file_fd >= 0, file_cache);
     if (!choice.kernel)
         fail(MEMRA_STATUS_NO_BACKEND, expert_label(expert, projection_name(kind)) +
                                           ": no loaded backend serves qtype " + memra_qtype_find(p.qtype)->name +
@@ -90,7 +91,7 @@ std::string expert_label(int32_t expert, const char *projection) {
 }
 
 void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int32_t count, int32_t m,
-               const float *row_weights, CallPlan &plan) {
+               const float *row_weights, CallPlan &plan, bool file_cache) {
     plan.m = m;
     plan.single = row_weights != nullptr;
     plan.row_weights = row_weights;
@@ -106,7 +107,7 @@ void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
         ExpertPlan &e = plan.experts[i];
         const CpuProjectionV2 *src[kProjectionKinds] = {&experts[i].gate, &experts[i].up, &experts[i].down};
         for (int32_t k = 0; k < kProjectionKinds; ++k)
-            e.projection[k] = plan_projection(registry, *src[k], plan.label_index(i), k, path);
+            e.projection[k] = plan_projection(registry, *src[k], plan.label_index(i), k, path, file_cache);
         e.route_weight = experts[i].route_weight;
         plan.x_needed[e.gate().kernel->act_format] = true;
         plan.x_needed[e.up().kernel->act_format] = true;
@@ -138,8 +139,11 @@ void cut_tiles(CallPlan &plan, int32_t members) {
     plan.gate_up_tiles.clear();
     plan.down_tiles.clear();
     for (size_t i = 0; i < plan.experts.size(); ++i) {
-        append_tiles(plan.gate_up_tiles, static_cast<int32_t>(i), plan.experts[i].gate(), gate_tile);
-        append_tiles(plan.down_tiles, static_cast<int32_t>(i), plan.experts[i].down(), down_tile);
+        const ExpertPlan &e = plan.experts[i];
+        const size_t gate_up_multiple = std::lcm(std::lcm(size_t{kTileRowMultiple}, row_group(e.gate())), row_group(e.up()));
+        append_tiles(plan.gate_up_tiles, static_cast<int32_t>(i), e.gate(), gate_tile, gate_up_multiple);
+        append_tiles(plan.down_tiles, static_cast<int32_t>(i), e.down(), down_tile,
+                     std::lcm(size_t{kTileRowMultiple}, row_group(e.down())));
     }
 }
 

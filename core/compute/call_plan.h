@@ -44,7 +44,8 @@ struct PlannedProjection {
     size_t row_bytes = 0;
     int32_t in = 0, out = 0;
     float scale = 1.0f;
-    const memra_kernel_v2 *kernel = nullptr;  // serving this call's path: gemv (m == 1) or gemm
+    // Serving this call's path: gemv (m == 1) or gemm. The bytes at `weights` are in its layout.
+    const memra_kernel_v2 *kernel = nullptr;
 };
 
 struct ExpertPlan {
@@ -84,13 +85,17 @@ struct CallPlan {
 };
 
 // Plans `count` experts over `m` activation rows: kernels (status 5 naming the projection when no
-// loaded backend serves its qtype or quantizes its activations), scratch offsets. Weights in the
-// caller's memory are resolved here; file-backed ones are left for CallWeights. `row_weights`:
-// the rows call's per-row route weights (single expert), else nullptr.
+// loaded backend serves its qtype or quantizes its activations; planned_kernel, `file_cache`
+// saying whether the weight cache is on), scratch offsets. Weights in the caller's memory are
+// resolved here; file-backed ones are left for CallWeights, which puts them in the layout of the
+// planned kernel. `row_weights`: the rows call's per-row route weights (single expert), else
+// nullptr.
 void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int32_t count, int32_t m,
-               const float *row_weights, CallPlan &plan);
+               const float *row_weights, CallPlan &plan, bool file_cache = false);
 
-// The tiles of every planned expert for a team of at most `members` threads.
+// The tiles of every planned expert for a team of at most `members` threads. Each tile starts at a
+// multiple of its kernels' row_group (a repacked matrix is handed to its kernel in whole groups;
+// gate and up share their tiles, so both of theirs count).
 void cut_tiles(CallPlan &plan, int32_t members);
 
 }  // namespace memra

@@ -4,15 +4,23 @@
 
 #include "compute/call_plan.h"
 #include "compute/execute.h"
+#include "library.h"
 #include "stats.h"
 
 namespace memra {
+namespace {
+
+// Whether file-backed weights go to the weight cache (execute's CallWeights), which decides the
+// layout their kernels may want (planned_kernel, call_plan.h).
+bool file_cache() { return Library::instance().cache().budget() > 0; }
+
+}  // namespace
 
 void moe_token(const BackendRegistry &registry, const CpuExpertV2 *experts, int32_t count,
                const float *input, float *output, int32_t threads) {
     StopWatch watch;
     CallPlan &plan = thread_plan();
-    plan_call(registry, experts, count, /*m=*/1, /*row_weights=*/nullptr, plan);
+    plan_call(registry, experts, count, /*m=*/1, /*row_weights=*/nullptr, plan, file_cache());
     execute(registry, plan, input, output, threads, watch);
 }
 
@@ -20,7 +28,7 @@ void expert_rows(const BackendRegistry &registry, const CpuExpertV2 &expert, con
                  int32_t rows, const float *route_weights, float *outputs, int32_t threads) {
     StopWatch watch;
     CallPlan &plan = thread_plan();
-    plan_call(registry, &expert, 1, rows, route_weights, plan);
+    plan_call(registry, &expert, 1, rows, route_weights, plan, file_cache());
     execute(registry, plan, inputs, outputs, threads, watch);
 }
 

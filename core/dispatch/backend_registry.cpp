@@ -83,16 +83,27 @@ void BackendRegistry::select() {
         if (plugins_[i].loaded) kernels_.add(plugins_[i].table);
 }
 
+KernelChoice planned_kernel(const BackendRegistry &registry, int32_t qtype, KernelPath path, bool file_backed,
+                            bool file_cache) {
+    const KernelChoice ggml = registry.kernel_for(qtype, path);
+    if (!file_backed || (!file_cache && ggml.kernel)) return ggml;
+    return registry.kernel_for(qtype, path, /*any_layout=*/true);
+}
+
+const memra_kernel_v2 *prefetch_kernel(const BackendRegistry &registry, int32_t qtype) {
+    return planned_kernel(registry, qtype, KernelPath::kGemv, /*file_backed=*/true, /*file_cache=*/true).kernel;
+}
+
 std::string BackendRegistry::served_by(int32_t qtype) const {
     std::string who[kKernelPaths];
     for (int p = 0; p < kKernelPaths; ++p) {
         const KernelPath path = static_cast<KernelPath>(p);
         const KernelChoice used = kernel_for(qtype, path), best = kernel_for(qtype, path, true);
         who[p] = used.backend ? used.backend->name : "none";
-        // A plugin above serving this path only on weights it repacks: not used yet (call_plan.cpp).
+        // A plugin above serving this path only on weights it repacks: used for file-backed
+        // weights the cache holds (planned_kernel), never for the caller's memory.
         if (best.backend && best.kernel != used.kernel)
-            who[p] += std::string(" (") + best.backend->name + ": layout " + std::to_string(best.kernel->layout) +
-                      " not used)";
+            who[p] += std::string(" (") + best.backend->name + " for cached file weights)";
     }
     if (who[0] == who[1]) return who[0];
     return std::string(path_name(KernelPath::kGemv)) + " " + who[0] + ", " + path_name(KernelPath::kGemm) + " " + who[1];

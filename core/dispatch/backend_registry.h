@@ -32,18 +32,22 @@ struct KernelChoice {
 // from tables given best first (BackendRegistry feeds it the loaded plugins).
 //
 // Weights in a plugin's own layout (memra_kernel_v2::layout != 0). Both choices are recorded:
-// the best kernel on weights in ggml's layout, and the best in any layout. Calls use the former
-// today (call_plan.cpp), so a repacking kernel is reported (describe) but its path falls to the
-// best plugin below it. The repack path, when a plugin needs it (AMX, issue 16):
-//  - file-backed weights: read into the weight cache under a key with the kernel's layout
-//    (CacheKey::layout) and repacked once as the entry is filled, so every later call (and the
-//    prefetcher) finds them repacked; the plan asks for kernel_for(.., any_layout = true) when
-//    the cache can take the repacked entry, the ggml-layout kernel when the call streams;
+// the best kernel on weights in ggml's layout, and the best in any layout; which one a projection
+// gets is planned_kernel's decision (below):
+//  - file-backed weights with the weight cache on: the best kernel in any layout. The bytes are
+//    read into the cache under a key with the kernel's layout (CacheKey::layout) and repacked
+//    once as the entry is filled (core/weights/repack.h), before it is published, so every later
+//    call finds them repacked; the prefetcher fills entries under the token path's choice
+//    (prefetch_kernel). Bytes the cache cannot take at that moment (budget full of pinned
+//    entries, memory refused, the descriptor limit) are repacked in the call's streaming memory:
+//    the plan is made before the cache is asked, and stays valid whatever it answers.
+//  - file-backed weights with the cache off (budget 0): every call streams them, so they keep the
+//    ggml-layout kernel (a repack per call would only add work), unless none serves the path.
 //  - weights in the caller's memory: not repacked per call (a repack costs more than the call
 //    reads), so they keep the ggml-layout kernel of that path. A bounded repack cache keyed by
 //    (pointer, length, layout) would only be sound for bytes the caller promises never to change,
 //    which the v2 ABI cannot express; left out.
-// Tiles of a repacked matrix must start at multiples of the kernel's row_group (cut_tiles).
+// Tiles of a repacked matrix start at multiples of the kernel's row_group (cut_tiles).
 class KernelTable {
 public:
     // Fills what the tables added before left empty: each qtype's path in ggml's layout and in
@@ -86,7 +90,8 @@ public:
     uint64_t usable_features() const { return usable_features_; }
 
     // Who serves `qtype`: "avx512" when one plugin serves both paths in ggml's layout, else
-    // "token avx512, rows amx" (a repacked layout the call cannot use yet is noted).
+    // "token avx512, rows amx"; a plugin above serving a path only in a layout of its own is
+    // noted ("rows avx512 (amx for cached file weights)"): memory-backed calls cannot use it.
     std::string served_by(int32_t qtype) const;
 
     // One line: the backend, how it was chosen, which plugin serves which qtypes (per path where
@@ -104,5 +109,22 @@ private:
     KernelTable kernels_;
     std::string unusable_reason_;
 };
+
+// The kernel serving `path` of `qtype` for a projection whose bytes are `file_backed` (else in
+// the caller's memory), with the weight cache on (`file_cache`: its budget is not 0) or off.
+// File-backed bytes the cache will hold take the best kernel in any layout: they are repacked
+// once, as the cache entry is filled, and every later call and the prefetcher (prefetch_kernel)
+// find them so. Everything else takes the best kernel on ggml's layout, the bytes as they are
+// (the note above KernelTable says why); a file-backed projection with the cache off falls back
+// to a repacking kernel only when no kernel reads ggml's layout (then repacked per call).
+KernelChoice planned_kernel(const BackendRegistry &registry, int32_t qtype, KernelPath path, bool file_backed,
+                            bool file_cache);
+
+// The kernel whose layout the prefetcher fills the cache in for a projection of `qtype`: the
+// token path's, as planned_kernel gives it to a file-backed projection with the cache on. Prefetch
+// serves the engine's token calls (the experts of the next tokens); a rows call on a path whose
+// best kernel has another layout reads its own entry once (docs/file-weights.md, "Keying").
+// nullptr: ggml's layout.
+const memra_kernel_v2 *prefetch_kernel(const BackendRegistry &registry, int32_t qtype);
 
 }  // namespace memra

@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "weights/io.h"
+#include "weights/repack.h"
 #include "stats.h"
 #include "weights/weight_source.h"
 
@@ -72,6 +73,8 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
     struct Wanted {
         size_t source;
         CacheKey key;
+        const memra_kernel_v2 *kernel;
+        const CpuProjectionV2 *projection;
     };
     std::vector<Wanted> wanted;
     for (int32_t i = 0; i < count; ++i) {
@@ -97,11 +100,13 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
             s.prefetch_dropped.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
-        const CacheKey key{src.id, p.file_offset, p.byte_len};
+        // Under the layout the calls will look for (a repacked entry is a different key).
+        const memra_kernel_v2 *kernel = kernel_for_ ? kernel_for_(p.qtype) : nullptr;
+        const CacheKey key{src.id, p.file_offset, p.byte_len, layout_of(kernel)};
         if (cache_.budget() == 0 || cache_.contains(key))
             s.prefetch_skipped.fetch_add(1, std::memory_order_relaxed);
         else
-            wanted.push_back({k, key});
+            wanted.push_back({k, key, kernel, &p});
     }
     if (wanted.empty()) return;
 
@@ -127,7 +132,8 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
             src.adopted = true;
         }
         try {
-            queue_.push_back({w.key, it->second.fd});
+            const CpuProjectionV2 &p = *w.projection;
+            queue_.push_back({w.key, it->second.fd, w.kernel, p.row_bytes, p.out_features, p.in_features});
         } catch (const std::bad_alloc &) {
             if (it->second.jobs == 0) {  // made just now, for this source
                 files_.erase(it);
@@ -196,6 +202,16 @@ void Prefetcher::read_into_cache(const Job &job) {
             cache_.abandon(h.entry);
             s.prefetch_failed.fetch_add(1, std::memory_order_relaxed);
             break;
+        }
+        // Into the layout of the key before the entry is published (no repack buffer: the hint
+        // is not taken, and the call that needs the bytes reads them and reports the error).
+        if (needs_repack(job.kernel)) {
+            try {
+                repack_in_place(*job.kernel, h.data, job.row_bytes, job.rows, job.n);
+            } catch (...) {
+                cache_.abandon(h.entry);
+                throw;
+            }
         }
         cache_.publish(h.entry);
         cache_.unpin(h.entry);

@@ -11,10 +11,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 
 #include "weights/cache.h"
+#include "memra/backend.h"
 #include "memra_cpu_experts_v2.h"
 
 namespace memra {
@@ -23,9 +25,15 @@ class Prefetcher {
 public:
     static constexpr size_t kQueueCapacity = 1024;
 
+    // The kernel whose layout a projection of a qtype is to be cached in: the one the calls that
+    // will want it plan (library.h: prefetch_kernel, call_plan.h). nullptr: ggml's layout.
+    using KernelFor = std::function<const memra_kernel_v2 *(int32_t qtype)>;
+
     // Fills `cache`, reading through descriptors of reading_descriptor(fd, direct_io)
-    // (weight_source.h). The library's own (library.h) is never destroyed.
-    Prefetcher(WeightCache &cache, bool direct_io) : cache_(cache), direct_io_(direct_io) {}
+    // (weight_source.h), each entry in the layout of kernel_for's kernel (repacked once after its
+    // read, repack.h), so that the calls find it. The library's own (library.h) is never destroyed.
+    Prefetcher(WeightCache &cache, bool direct_io, KernelFor kernel_for = {})
+        : cache_(cache), direct_io_(direct_io), kernel_for_(std::move(kernel_for)) {}
 
     // Queues projections[i] with file_fd >= 0 that are neither resident nor in flight, and
     // returns. Throws status 3 (naming "projection i") when a fd cannot be examined; then
@@ -45,6 +53,9 @@ private:
     struct Job {
         CacheKey key;
         int fd;  // a duplicate shared by the jobs of one file
+        const memra_kernel_v2 *kernel;  // repacked for it after the read (nullptr: ggml's layout)
+        size_t row_bytes;
+        int32_t rows, n;
     };
     struct OpenFile {
         int fd;
@@ -58,6 +69,7 @@ private:
 
     WeightCache &cache_;
     const bool direct_io_;
+    const KernelFor kernel_for_;
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<Job> queue_;

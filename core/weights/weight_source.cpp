@@ -10,6 +10,7 @@
 #include <string>
 
 #include "weights/io.h"
+#include "weights/repack.h"
 #include "stats.h"
 
 namespace memra {
@@ -91,8 +92,9 @@ void CallWeights::close_files() noexcept {
     files_.clear();
 }
 
-void CallWeights::need(const CpuProjectionV2 &p, int32_t expert, int32_t kind, const uint8_t **dst) {
-    Request r{&p, expert, kind, dst, 0, {}, {}, Hold::kNothing, 0, nullptr, 0, nullptr};
+void CallWeights::need(const CpuProjectionV2 &p, int32_t expert, int32_t kind, const uint8_t **dst,
+                       const memra_kernel_v2 *kernel) {
+    Request r{&p, expert, kind, dst, kernel, 0, {}, {}, Hold::kNothing, 0, nullptr, 0, nullptr};
     requests_.push_back(r);
 }
 
@@ -101,7 +103,7 @@ void CallWeights::need_plan(CallPlan &plan) {
         for (int32_t k = 0; k < kProjectionKinds; ++k) {
             PlannedProjection &p = plan.experts[i].projection[k];
             if (p.source->file_fd < 0) continue;
-            need(*p.source, plan.label_index(i), k, &p.weights);
+            need(*p.source, plan.label_index(i), k, &p.weights, p.kernel);
             requests_.back().plan_expert = i;
         }
 }
@@ -148,6 +150,7 @@ void CallWeights::open_files() {
         r.key.file = files_[f].snapshot.id;
         r.key.offset = r.p->file_offset;
         r.key.length = r.p->byte_len;
+        r.key.layout = layout_of(r.kernel);  // a repacked entry never meets ggml's bytes
     }
 }
 
@@ -161,6 +164,14 @@ void CallWeights::read(Request &r, uint8_t *dst) {
         rethrow_for(r, e);
     }
     if (!unchanged_since(f.fd, f.snapshot)) throw FileChanged{&r};
+    // Repacked before a claim is published: an entry holds its key's layout from the start.
+    if (needs_repack(r.kernel)) {
+        try {
+            repack_in_place(*r.kernel, dst, r.p->row_bytes, r.p->out_features, r.p->in_features);
+        } catch (const Error &e) {
+            rethrow_for(r, e);
+        }
+    }
     ++misses_;
     *r.dst = dst;
 }

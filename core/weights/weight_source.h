@@ -51,7 +51,12 @@ public:
 
     // A projection (file_fd >= 0) whose bytes the call needs; `*dst` is set by resolve().
     // `expert` and `kind` (ProjectionKind) name it in messages (expert_label, call_plan.h).
-    void need(const CpuProjectionV2 &p, int32_t expert, int32_t kind, const uint8_t **dst);
+    // `kernel`: the kernel that will read the bytes, whose layout they are wanted in (nullptr:
+    // ggml's). A kernel with a layout of its own gets them from the cache entry of that layout,
+    // filled by reading the file and repacking once (repack.h); bytes the cache cannot take are
+    // repacked in the streaming memory, for this call only.
+    void need(const CpuProjectionV2 &p, int32_t expert, int32_t kind, const uint8_t **dst,
+              const memra_kernel_v2 *kernel = nullptr);
 
     // Hits, waits for reads in flight, reads the rest. Throws status 3 naming the expert, the
     // projection, the read and the reason; status 4 when no streaming memory can be had.
@@ -91,6 +96,7 @@ private:
         int32_t expert;
         int32_t kind;
         const uint8_t **dst;
+        const memra_kernel_v2 *kernel;  // the bytes are wanted in its layout (nullptr: ggml's)
         size_t file;  // in files_
         CacheKey key;
         WeightCache::Handle handle;
@@ -119,7 +125,9 @@ private:
     void acquire_round(const std::vector<Request *> &round, AlignedBuffer &buffer);
     void fetch_own(Request &r);
     bool wait_for_reader(Request &r);
-    void read(Request &r, uint8_t *dst);  // counted_read, checked; errors named after the projection
+    // counted_read, checked, then repacked into the kernel's layout; errors named after the
+    // projection.
+    void read(Request &r, uint8_t *dst);
     void keep_failure(size_t item, std::exception_ptr failure, bool reread) noexcept;
     [[noreturn]] static void rethrow_for(const Request &r, const Error &e);
 

@@ -84,7 +84,10 @@ typedef struct memra_kernel_v2 {
 
     /* Layout != 0 only (NULL for ggml's): dst = the `rows` rows at src (ggml's layout, row_bytes
      * each, rows a multiple of row_group or the whole matrix) in this kernel's layout, the same
-     * rows * row_bytes bytes. Pure: no state, any thread. */
+     * rows * row_bytes bytes. Pure: no state, any thread. Groups are independent: the core
+     * repacks a matrix in pieces of whole groups (the last piece reaching the matrix's last row,
+     * which may end in a partial group), each piece into the same bytes it would occupy in the
+     * whole, src and dst never overlapping (core/weights/repack.h). */
     void (*repack)(const uint8_t *src, size_t row_bytes, int32_t rows, int32_t n, uint8_t *dst);
 } memra_kernel_v2;
 
