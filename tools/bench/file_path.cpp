@@ -4,10 +4,12 @@
 // the library turns out not to cache, windows are reused freely, the page cache being dropped
 // before every cold call anyway). Warm calls then rotate over all windows, so that they read as
 // many distinct bytes as the memory path does. First-pass calls also take unread windows, with
-// the file in the page cache, next to a pread of the same bytes from the page cache.
+// the file in the page cache, next to a pread of the same bytes from the page cache and next to the
+// machine's first-touch rate of fresh memory (4 KiB and huge pages), all measured in the same run.
 #include <chrono>
 #include <random>
 
+#include "first_touch.h"
 #include "paths.h"
 #include "synthetic_weights.h"
 #include "test_file.h"
@@ -208,6 +210,12 @@ std::vector<Record> file_path(const PathContext &ctx, const WeightStore &store, 
     };
     const Record pread = make("pread", 1, bench.time_pread());
     const Record pread_cached = make("pread-cached", 1, bench.time_pread_cached());
+    // Fresh memory of one call's size, faulted and written: what a first pass into a growing
+    // cache cannot beat (first_touch.h).
+    Record touch_huge = make("first-touch", 1, measure_first_touch(bench.call_bytes(), true, ctx.rule));
+    Record touch_4k = make("first-touch-4k", 1, measure_first_touch(bench.call_bytes(), false, ctx.rule));
+    touch_huge.note = "fresh anonymous memory, MADV_HUGEPAGE, written once";
+    touch_4k.note = "fresh anonymous memory, MADV_NOHUGEPAGE, written once";
     std::vector<Record> cold, prefetched, first;
     const int measurements = 3 * int(ctx.options.threads.size());
     const int samples = bench.samples_per_measurement(measurements);
@@ -218,7 +226,7 @@ std::vector<Record> file_path(const PathContext &ctx, const WeightStore &store, 
         cold.push_back(make("cold", t, bench.time_cold(t, samples)));
         prefetched.push_back(make("prefetched", t, bench.time_prefetched(t, samples)));
     }
-    std::vector<Record> out{pread, pread_cached};
+    std::vector<Record> out{pread, pread_cached, touch_huge, touch_4k};
     out.insert(out.end(), first.begin(), first.end());
     for (size_t i = 0; i < ctx.options.threads.size(); ++i) {
         const int32_t t = ctx.options.threads[i];

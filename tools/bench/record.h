@@ -16,7 +16,8 @@ namespace memra::bench {
 struct Record {
     std::string mode;       // bandwidth | token | rows | file | peer_token | peer_rows
     std::string variant;    // bandwidth: read, read_4k, pread, read_end; token: memory; rows: token, rows;
-                            // file: pread, cold, prefetched, warm; peer_*: memra, ggml, ggml_repack
+                            // file: pread, pread-cached, first-touch, first-touch-4k,
+                            // first-pass, cold, prefetched, warm; peer_*: memra, ggml, ggml_repack
     std::string backend;    // "" for bandwidth records
     std::string served_by;  // the plugin whose kernel ran this format ("" if unknown)
     std::string format;     // "" for bandwidth records

@@ -292,6 +292,58 @@ TEST(Renderings, CeilingsAndTargetsAreAttached) {
     EXPECT_LT(bandwidth_target("f32"), 0);
 }
 
+// File mode's text table: cold, first pass and steady state each next to the ceilings of the
+// same run (issue 18), the ratios computed from the records.
+TEST(Renderings, FileTablePutsEachCaseNextToItsCeilings) {
+    Report rep = sample_report();
+    rep.options = parse_options({"--quick", "--modes", "file", "--threads", "2"}).options;
+    std::vector<Record> &r = rep.backends[0].records;
+    r.clear();
+    auto add = [&](const char *mode, const char *variant, int32_t threads, double seconds) -> Record & {
+        r.push_back(sample_record(mode, variant, "avx2", "q4_K", threads, seconds));
+        r.back().note.clear();
+        return r.back();
+    };
+    add("token", "memory", 2, 0.05);        // 20 GB/s
+    add("file", "pread", 1, 0.5);           // 2 GB/s
+    add("file", "pread-cached", 1, 0.1);    // 10 GB/s
+    add("file", "first-touch", 1, 0.25);    // 4 GB/s
+    add("file", "first-touch-4k", 1, 2.0);  // 0.5 GB/s
+    add("file", "first-pass", 2, 1.0);      // 1 GB/s
+    add("file", "cold", 2, 1.0).exposed_wait_s = 0.9;
+    Record &pref = add("file", "prefetched", 2, 0.4);
+    pref.exposed_wait_s = 0.3;
+    pref.relative = 0.3 / 0.9;
+    add("file", "warm", 2, 0.1);            // 10 GB/s
+    std::ostringstream table;
+    print_tables(table, rep);
+    const std::string t = table.str();
+    // The line naming `ceiling` (after `case_name`, when given) holds the ceiling's GB/s and the ratio.
+    auto line_of = [&](const std::string &ceiling, const std::string &case_name = "") {
+        const size_t at = t.find(ceiling, case_name.empty() ? 0 : t.find(case_name));
+        if (at == std::string::npos) return std::string();
+        const size_t begin = t.rfind('\n', at) + 1;
+        return t.substr(begin, t.find('\n', at) - begin);
+    };
+    auto shows = [&](const std::string &line, std::initializer_list<const char *> parts) {
+        for (const char *p : parts)
+            if (line.find(p) == std::string::npos) return false;
+        return true;
+    };
+    EXPECT_TRUE(shows(line_of("pread, page cache dropped"), {"cold", "1.00", "2.00", "50%"})) << t;
+    EXPECT_TRUE(shows(line_of("pread, page cache", "first pass"), {"first pass", "1.00", "10.00", "10%"})) << t;
+    EXPECT_TRUE(shows(line_of("first touch, huge pages"), {"4.00", "25%"})) << t;
+    EXPECT_TRUE(shows(line_of("first touch, 4 KiB pages"), {"0.50", "200%"})) << t;
+    EXPECT_TRUE(shows(line_of("memory path"), {"steady state", "10.00", "20.00", "50%"})) << t;
+    EXPECT_TRUE(shows(line_of("pread, page cache", "memory path"), {"10.00", "100%"})) << t;
+    EXPECT_TRUE(shows(line_of("exposed wait"), {"prefetched", "300.0 ms against cold's 900.0 ms (33%)"})) << t;
+    // The JSON carries the same records, the first-touch ceilings included.
+    std::ostringstream json;
+    write_json(json, rep);
+    EXPECT_EQ(check_json(json.str(), "file"), "");
+    EXPECT_NE(json.str().find("\"variant\":\"first-touch-4k\""), std::string::npos);
+}
+
 TEST(OutputChecker, FindsWhatIsWrong) {
     EXPECT_NE(check_json("{}", ""), "");
     EXPECT_NE(check_json("not json", ""), "");
