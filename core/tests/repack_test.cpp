@@ -6,7 +6,8 @@
 // repacked in pieces equals its repack as a whole (partial last group included); a cache entry in
 // the plugin's layout and one in ggml's of the same bytes live side by side; token and rows calls
 // from the file equal the memory path bit for bit (several formats, row counts that are not
-// multiples of 4); the prefetcher fills the entry the calls look for, and a call then only hits.
+// multiples of 4); the prefetcher fills the entry the calls look for, and a call then only hits;
+// no memory for the repack buffer is status 4.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "dispatch/backend_registry.h"
 #include "dispatch/cpu_features.h"
 #include "dispatch/settings.h"
+#include "error.h"
 #include "library.h"
 #include "problems.h"
 #include "weights/cache.h"
@@ -154,6 +156,24 @@ TEST_F(Repack, InPiecesEqualsTheWholeMatrixWithAPartialLastGroup) {
     std::vector<uint8_t> bytes = ggml;
     repack_in_place(k, bytes.data(), row_bytes, rows, n);
     EXPECT_EQ(bytes, whole);
+}
+
+TEST_F(Repack, NoMemoryForTheRepackBufferIsStatus4AndTouchesNothing) {
+    const memra_kernel_v2 &k = interleaved_kernel(MEMRA_QTYPE_F32, KernelPath::kGemv);
+    uint8_t bytes[16] = {1, 2, 3};
+    const uint8_t before[16] = {1, 2, 3};
+    // A row of 2^45 bytes: its buffer is more memory than any machine has (refused, never
+    // touched: the bytes are looked at only once the buffer is there).
+    try {
+        repack_in_place(k, bytes, size_t{1} << 45, 1, 1 << 20);
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), MEMRA_STATUS_OUT_OF_MEMORY);
+        EXPECT_NE(std::string(e.what()).find("repacks file weights into layout " + std::to_string(k.layout)),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(std::memcmp(bytes, before, sizeof bytes), 0);
 }
 
 TEST_F(Repack, EntriesInTheTwoLayoutsOfOneProjectionLiveSideBySide) {
