@@ -1,7 +1,6 @@
 #include "weights/io.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include <thread>
 
 #include "error.h"
+#include "weights/direct_read.h"
 
 namespace memra {
 namespace {
@@ -25,13 +25,6 @@ constexpr int64_t kMillisecond = 1000000;
 constexpr int64_t kTick = 20 * kMillisecond;
 // How many times a file modified in the current tick is looked at again before the call gives up.
 constexpr int kSettleLooks = 4;
-
-// O_DIRECT: offsets, lengths and memory aligned to the device's logical block (512 or 4096 bytes
-// on every common device; 4096 covers both), read through a buffer of this size.
-constexpr size_t kDirectAlign = 4096;
-// 4 MiB: large enough that the device sees several requests in flight per read (the block layer
-// splits one at its max_sectors_kb), small enough to stay in the last-level cache for the copy out.
-constexpr size_t kDirectBuffer = size_t{4} << 20;
 
 int64_t coarse_now() {
     timespec ts{};
@@ -78,48 +71,6 @@ struct Read {
     fail_read(r.named_fd, r.offset, r.length, "end of file after " + std::to_string(done) + " bytes");
 }
 
-// This thread's aligned buffer for direct reads: mapped at its first direct read, kept (a read
-// per projection would otherwise fault fresh memory in every time) and unmapped when it exits.
-uint8_t *direct_buffer() {
-    struct Buffer {
-        void *p = nullptr;
-        ~Buffer() {
-            if (p) ::munmap(p, kDirectBuffer);
-        }
-    };
-    thread_local Buffer buffer;
-    if (!buffer.p) {
-        void *mapped = ::mmap(nullptr, kDirectBuffer, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (mapped != MAP_FAILED) buffer.p = mapped;
-    }
-    return static_cast<uint8_t *>(buffer.p);
-}
-
-// The rest of `r` from `done` on, through an O_DIRECT descriptor: whole aligned blocks into an
-// aligned buffer, the bytes asked for copied out (a read at the end of the file comes back short).
-void read_direct(const Read &r, size_t done) {
-    uint8_t *buffer = direct_buffer();
-    if (!buffer)
-        fail(MEMRA_STATUS_OUT_OF_MEMORY, "out of memory: no aligned buffer for an O_DIRECT read of " +
-                                             std::to_string(r.length) + " bytes from fd " + std::to_string(r.named_fd));
-    while (done < r.length) {
-        const uint64_t at = r.offset + done;
-        const uint64_t start = at & ~uint64_t{kDirectAlign - 1};
-        const size_t skip = size_t(at - start);
-        const size_t rest = r.length - done;
-        const size_t want = std::min(kDirectBuffer, (skip + rest + kDirectAlign - 1) & ~(kDirectAlign - 1));
-        const ssize_t got = ::pread(r.fd, buffer, want, static_cast<off_t>(start));
-        if (got < 0) {
-            if (errno == EINTR) continue;
-            fail_errno(r, errno);
-        }
-        if (size_t(got) <= skip) fail_eof(r, done);
-        const size_t n = std::min(size_t(got) - skip, rest);
-        std::memcpy(r.dst + done, buffer + skip, n);
-        done += n;
-    }
-}
-
 }  // namespace
 
 std::string read_failure(int fd, uint64_t offset, size_t length, const std::string &why) {
@@ -138,7 +89,7 @@ void read_exact(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_
     constexpr size_t kMaxChunk = size_t{1} << 30;
     if (offset > static_cast<uint64_t>(INT64_MAX) - length)
         fail_read(r.named_fd, offset, length, "offset + length overflows the file size range");
-    if (length > 0 && is_direct(fd)) return read_direct(r, 0);
+    if (length > 0 && is_direct(fd)) return read_direct(fd, r.named_fd, offset, length, dst, 0);
     size_t done = 0;
     while (done < length) {
         const size_t want = std::min(length - done, kMaxChunk);
@@ -148,7 +99,7 @@ void read_exact(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_
             if (err == EINTR) continue;
             // O_DIRECT belongs to the open file, which the caller (and its other descriptors)
             // may have switched on since: the rest is read aligned.
-            if (err == EINVAL && is_direct(fd)) return read_direct(r, done);
+            if (err == EINVAL && is_direct(fd)) return read_direct(fd, r.named_fd, offset, length, dst, done);
             fail_errno(r, err);
         }
         if (got == 0) fail_eof(r, done);
