@@ -85,7 +85,7 @@ protected:
 
 #define MAKE_OR_SKIP(size)                                                                   \
     make(size);                                                                              \
-    if (fd < 0) GTEST_SKIP() << "no filesystem here enforces O_DIRECT alignment (tmpfs does not)"
+    if (fd < 0) GTEST_SKIP() << "no filesystem here enforces O_DIRECT alignment"
 
 TEST_F(DirectFile, EveryShapeOfReadGivesTheFilesBytes) {
     MAKE_OR_SKIP(9 * kMiB + 777);
