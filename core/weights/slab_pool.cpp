@@ -1,5 +1,6 @@
 #include "weights/slab_pool.h"
 
+#include <stdlib.h>
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -35,6 +36,17 @@ uint8_t *map_aligned(size_t bytes) {
     return start;
 }
 
+// Measurement only: MEMRA_TEST_SLAB_HUGEPAGES=0 keeps the slabs on 4 KiB pages (MADV_NOHUGEPAGE),
+// so that one build can be measured both ways (memra-bench, docs/file-weights.md, "Memory").
+// Read once; not in a secure-execution process.
+bool slab_hugepages() {
+    static const bool on = [] {
+        const char *v = ::secure_getenv("MEMRA_TEST_SLAB_HUGEPAGES");
+        return !(v && std::strcmp(v, "0") == 0);
+    }();
+    return on;
+}
+
 }  // namespace
 
 uint8_t *SlabPool::map_prefaulted(size_t bytes) {
@@ -46,7 +58,7 @@ uint8_t *SlabPool::map_prefaulted(size_t bytes) {
     // (part of a slab) splits a huge page, which the kernel handles.
     uint8_t *slab = map_aligned(bytes);
     if (!slab) return nullptr;
-    if (bytes >= kHugePageBytes) (void)::madvise(slab, bytes, MADV_HUGEPAGE);
+    if (bytes >= kHugePageBytes) (void)::madvise(slab, bytes, slab_hugepages() ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     if (::madvise(slab, bytes, MADV_POPULATE_WRITE) != 0) {
         if (errno != EINVAL) {  // ENOMEM and the like: the memory is not there
             ::munmap(slab, bytes);
