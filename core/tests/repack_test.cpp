@@ -162,10 +162,12 @@ TEST_F(Repack, NoMemoryForTheRepackBufferIsStatus4AndTouchesNothing) {
     const memra_kernel_v2 &k = interleaved_kernel(MEMRA_QTYPE_F32, KernelPath::kGemv);
     uint8_t bytes[16] = {1, 2, 3};
     const uint8_t before[16] = {1, 2, 3};
-    // A row of 2^45 bytes: its buffer is more memory than any machine has (refused, never
-    // touched: the bytes are looked at only once the buffer is there).
+    // A row of 2^60 bytes: its buffer is beyond any x86-64 address space (2^57 bytes with 5-level
+    // paging), so it is refused whatever the overcommit policy (2^45 was granted, untouched, on a
+    // host with vm.overcommit_memory=1, and the copy into it crashed); the bytes are looked at
+    // only once the buffer is there.
     try {
-        repack_in_place(k, bytes, size_t{1} << 45, 1, 1 << 20);
+        repack_in_place(k, bytes, size_t{1} << 60, 1, 1 << 20);
         FAIL() << "no error";
     } catch (const Error &e) {
         EXPECT_EQ(e.status(), MEMRA_STATUS_OUT_OF_MEMORY);
