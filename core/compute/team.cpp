@@ -1,7 +1,6 @@
 #include "compute/team.h"
 
 #include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +10,8 @@
 #include <mutex>
 #include <new>
 #include <vector>
+
+#include "signals_blocked.h"
 
 namespace memra {
 namespace {
@@ -90,11 +91,11 @@ public:
                 break;
             }
             h->crew = this;
-            sigset_t all, old;
-            sigfillset(&all);
-            pthread_sigmask(SIG_SETMASK, &all, &old);
-            const int error = pthread_create(&h->thread, nullptr, &helper_main, h.get());
-            pthread_sigmask(SIG_SETMASK, &old, nullptr);
+            int error;
+            {
+                AllSignalsBlocked blocked;
+                error = pthread_create(&h->thread, nullptr, &helper_main, h.get());
+            }
             if (error != 0) {  // no memory for a stack, a thread limit: go on with those there are
                 next_try_ = Clock::now() + kRetryAfter;
                 break;

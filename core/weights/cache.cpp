@@ -1,8 +1,6 @@
 #include "weights/cache.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <new>
 #include <thread>
 
+#include "signals_blocked.h"
 
 namespace memra {
 
@@ -177,16 +176,12 @@ void WeightCache::want_spares_locked() {
     if (pool_.mapped_bytes() + reserved_ + spare_bytes_ + SlabPool::kSlabBytes > budget_) return;
     prefaulting_ = true;
     keep_library_loaded();
-    // The thread takes none of the process's signals: they stay with the engine's threads.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    AllSignalsBlocked blocked;  // the thread takes none of the process's signals
     try {
         std::thread([this] { make_spares(); }).detach();
     } catch (...) {
         prefaulting_ = false;  // no thread to be had: the cache grows on demand, as before
     }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void WeightCache::make_spares() {

@@ -1,7 +1,5 @@
 #include "weights/direct_read.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -18,6 +16,7 @@
 
 #include "error.h"
 #include "weights/io.h"
+#include "signals_blocked.h"
 
 namespace memra {
 namespace {
@@ -155,16 +154,13 @@ private:
 class Helpers {
 public:
     Helpers(SplitRead &split, int wanted) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
+        AllSignalsBlocked blocked;
         try {
             threads_.reserve(size_t(wanted));
             for (int slot = 1; slot <= wanted; ++slot) threads_.emplace_back([&split, slot] { split.member(slot); });
         } catch (const std::system_error &) {  // a thread limit, no memory for a stack
         } catch (const std::bad_alloc &) {
         }
-        pthread_sigmask(SIG_SETMASK, &old, nullptr);
     }
     ~Helpers() {
         for (std::thread &t : threads_) t.join();

@@ -2,8 +2,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,6 +15,7 @@
 #include "error.h"
 #include "weights/io.h"
 #include "weights/repack.h"
+#include "signals_blocked.h"
 #include "stats.h"
 #include "weights/weight_source.h"
 
@@ -152,10 +151,7 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
 void Prefetcher::start_locked() {
     if (started_ || queue_.empty()) return;
     keep_library_loaded();
-    // The worker takes none of the process's signals: they stay with the engine's threads.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    AllSignalsBlocked blocked;  // the worker takes none of the process's signals
     try {
         std::thread(&Prefetcher::run, this).detach();
         started_ = true;
@@ -166,7 +162,6 @@ void Prefetcher::start_locked() {
         for (const Job &job : queue_) finish(job);
         queue_.clear();
     }
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 void Prefetcher::finish(const Job &job) {
