@@ -7,10 +7,12 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <thread>
 
+#include "json_compare.h"
 #include "json_reader.h"
 #include "memra/qtypes.h"
 #include "memra_backend_rows.h"
@@ -273,6 +275,50 @@ TEST(Renderings, PassTheOutputChecker) {
     std::ostringstream table;
     print_tables(table, rep);
     EXPECT_NE(table.str().find("backend avx512: not measured: this CPU lacks avx512f"), std::string::npos);
+}
+
+// sample_report() with every optional field of a record set somewhere: a file record's
+// comparison and exposed wait, peer records with their output errors (one non-finite), a
+// backend whose peer was loaded.
+Report fixture_report() {
+    Report rep = sample_report();
+    // Lists of its own, so that a format or plugin added to the project leaves the fixture alone.
+    rep.options = parse_options({"--quick", "--modes", "all", "--formats", "q4_K,iq3_s", "--backends", "avx2,avx512"}).options;
+    BackendResult &b = rep.backends[0];
+    Record cold = sample_record("file", "cold", "avx2", "q4_K", 2, 0.25);
+    cold.relative_to = "pread";
+    cold.relative = 0.75;
+    cold.exposed_wait_s = 0.125;
+    Record ggml = sample_record("peer_token", "ggml", "avx2", "q4_K", 2, 0.5);
+    ggml.relative_to = "memra";
+    ggml.relative = 0.5;
+    ggml.output_rel_error = 2.5e-7;
+    ggml.exact_silu_rel_error = 0;
+    ggml.exact_silu_identical = true;
+    Record repack = sample_record("peer_token", "ggml_repack", "avx2", "q4_K", 2, 0.5);
+    repack.output_rel_error = std::numeric_limits<double>::infinity();
+    b.records.insert(b.records.end(), {cold, ggml, repack});
+    b.peer = "ggml";
+    b.peer_usable = true;
+    b.peer_describe = "ggml 0.25.1 (zen4)";
+    b.peer_avx2 = true;
+    b.errors = {"q4_K: a failed measurement"};
+    attach_ceilings(rep);
+    return rep;
+}
+
+// The --json document is the one the hand-written writer produced before nlohmann-json replaced
+// it (fixtures/report-before-nlohmann.json, written by that writer from fixture_report()): the
+// same keys in the same order, the same kinds and values (numbers to the 9 digits it printed).
+// The document written is left in the build tree for comparison.
+TEST(Renderings, JsonIsTheDocumentOfTheHandWrittenWriter) {
+    std::ostringstream out;
+    write_json(out, fixture_report());
+    std::ofstream(MEMRA_BENCH_TEST_OUTPUT_DIR "/report-now.json") << out.str();
+    std::ifstream f(MEMRA_BENCH_FIXTURE_DIR "/report-before-nlohmann.json");
+    ASSERT_TRUE(f) << "no fixture";
+    const tools::Json before = tools::Json::parse(f), now = tools::Json::parse(out.str());
+    EXPECT_EQ(tools::json_difference(before, now, tools::JsonMatch::Values), "");
 }
 
 TEST(Renderings, CeilingsAndTargetsAreAttached) {
