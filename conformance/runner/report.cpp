@@ -4,7 +4,7 @@
 #include <iomanip>
 
 #include "formats.h"
-#include "json_writer.h"
+#include "json.h"
 
 namespace memra::conformance {
 namespace {
@@ -38,22 +38,15 @@ bool any_test_build(const BackendSet &set) {
 
 std::string scope_name(Scope s) { return s == Scope::Full ? "full" : "default"; }
 
-void backend_fields(tools::JsonWriter &j, const Backend &b) {
-    j.field("name", b.label)
-        .field("test_build", b.test_build)
-        .field("requires", b.requires)
-        .field("module", b.module)
-        .field("runnable", b.runnable())
-        .field("skip_reason", b.skip_reason);
+tools::Json backend_fields(const Backend &b) {
+    return {{"name", b.label},         {"test_build", b.test_build}, {"requires", b.requires},
+            {"module", b.module},      {"runnable", b.runnable()},   {"skip_reason", b.skip_reason}};
 }
 
-void context_fields(tools::JsonWriter &j, const RunContext &ctx) {
-    j.key("cpu").begin_object().field("model", ctx.cpu->model).field("features", cpu_feature_list(ctx.backends->usable_features())).end_object();
-    j.key("searched").begin_array();
-    for (const std::string &d : ctx.backends->searched()) j.value(d);
-    j.end_array();
-    if (const Backend *ref = ctx.backends->reference())
-        j.key("reference").begin_object().field("name", ref->label).field("module", ref->module).end_object();
+void context_fields(tools::Json &j, const RunContext &ctx) {
+    j["cpu"] = {{"model", ctx.cpu->model}, {"features", cpu_feature_list(ctx.backends->usable_features())}};
+    j["searched"] = ctx.backends->searched();
+    if (const Backend *ref = ctx.backends->reference()) j["reference"] = {{"name", ref->label}, {"module", ref->module}};
 }
 
 // The CPU, what it can run, and where plugins were looked for.
@@ -88,17 +81,12 @@ void print_backend_list(std::ostream &out, const RunContext &ctx) {
 }
 
 void print_backend_list_json(std::ostream &out, const RunContext &ctx) {
-    tools::JsonWriter j(out);
-    j.begin_object();
+    tools::Json j = tools::Json::object();
     context_fields(j, ctx);
-    j.key("backends").begin_array();
-    for (const Backend &b : ctx.backends->subjects()) {
-        j.begin_object();
-        backend_fields(j, b);
-        j.end_object();
-    }
-    j.end_array().field("problem", ctx.backends->problem()).end_object();
-    out << "\n";
+    tools::Json &backends = j["backends"] = tools::Json::array();
+    for (const Backend &b : ctx.backends->subjects()) backends.push_back(backend_fields(b));
+    j["problem"] = ctx.backends->problem();
+    out << tools::dump_json(j) << "\n";
 }
 
 void print_table(std::ostream &out, const RunContext &ctx, const Report &report) {
@@ -154,32 +142,26 @@ void print_table(std::ostream &out, const RunContext &ctx, const Report &report)
 }
 
 void print_json(std::ostream &out, const RunContext &ctx, const Report &report) {
-    tools::JsonWriter j(out);
-    j.begin_object();
-    j.field("seed", int64_t(ctx.seed)).field("iterations", int64_t(ctx.iterations)).field("scope", scope_name(ctx.scope));
+    tools::Json j{{"seed", ctx.seed}, {"iterations", ctx.iterations}, {"scope", scope_name(ctx.scope)}};
     context_fields(j, ctx);
-    j.key("backends").begin_array();
+    tools::Json &backends = j["backends"] = tools::Json::array();
+    int64_t cases = 0;
     for (const BackendResult &r : report.results) {
-        j.begin_object();
-        backend_fields(j, *r.backend);
-        j.key("formats").begin_object();
+        tools::Json b = backend_fields(*r.backend);
+        tools::Json &formats = b["formats"] = tools::Json::object();
         for (size_t q = 0; q < report.qtypes.size(); ++q) {
             const Cell &c = r.cells[q];
-            j.key(expertkit::qtype_name(report.qtypes[q]))
-                .begin_object()
-                .field("result", verdict_json(c.verdict))
-                .field("cases", c.cases)
-                .field("detail", c.detail)
-                .end_object();
+            formats[expertkit::qtype_name(report.qtypes[q])] = {
+                {"result", verdict_json(c.verdict)}, {"cases", c.cases}, {"detail", c.detail}};
+            cases += c.cases;
         }
-        j.end_object().end_object();
+        backends.push_back(std::move(b));
     }
-    int64_t cases = 0;
-    for (const BackendResult &r : report.results)
-        for (const Cell &c : r.cells) cases += c.cases;
+    j["comparisons"] = cases;
     // "only_scalar": nothing ran besides the reference, so "passed" compared nothing.
-    j.end_array().field("comparisons", cases).field("only_scalar", cases == 0).field("passed", !report.any_failure()).end_object();
-    out << "\n";
+    j["only_scalar"] = cases == 0;
+    j["passed"] = !report.any_failure();
+    out << tools::dump_json(j) << "\n";
 }
 
 }  // namespace memra::conformance

@@ -25,15 +25,8 @@ namespace {
 class Channel {
 public:
     explicit Channel(int fd) : fd_(fd) {}
-    template <class Fill>
-    void send(Fill &&fill) {
-        std::ostringstream line;
-        tools::JsonWriter w(line);
-        w.begin_object();
-        fill(w);
-        w.end_object();
-        line << '\n';
-        const std::string s = line.str();
+    void send(const tools::Json &message) {
+        const std::string s = tools::dump_json(message) + '\n';
         for (size_t done = 0; done < s.size();) {
             const ssize_t n = ::write(fd_, s.data() + done, s.size() - done);
             if (n < 0 && errno == EINTR) continue;
@@ -61,7 +54,7 @@ StopRule stop_rule(const BenchOptions &o) {
 }
 
 void send_error(Channel &out, const std::string &format, const std::string &message) {
-    out.send([&](tools::JsonWriter &w) { w.field("type", "error").field("format", format).field("message", message); });
+    out.send({{"type", "error"}, {"format", format}, {"message", message}});
 }
 
 void measure_format(const Library &lib, const BenchOptions &o, const std::string &describe, int32_t qtype,
@@ -74,10 +67,7 @@ void measure_format(const Library &lib, const BenchOptions &o, const std::string
     auto emit = [&](const std::vector<Record> &records) {
         for (const Record &r : records) {
             progress(r);
-            out.send([&](tools::JsonWriter &w) {
-                w.field("type", "record").key("record");
-                write_record(w, r);
-            });
+            out.send({{"type", "record"}, {"record", record_json(r)}});
         }
     };
     std::vector<Record> memory;
@@ -107,11 +97,12 @@ std::unique_ptr<GgmlPeer> open_peer(const BenchOptions &o, Channel &out) {
         reason = e.what();
         std::fprintf(stderr, "memra-bench: peer %s not measured: %s\n", o.peer.c_str(), reason.c_str());
     }
-    out.send([&](tools::JsonWriter &w) {
-        w.field("type", "peer").field("name", o.peer).field("usable", peer != nullptr)
-            .field("describe", peer ? peer->describe() : "").field("reason", reason)
-            .field("avx2_kernels", peer && peer->avx2_kernels());
-    });
+    out.send({{"type", "peer"},
+              {"name", o.peer},
+              {"usable", peer != nullptr},
+              {"describe", peer ? peer->describe() : ""},
+              {"reason", reason},
+              {"avx2_kernels", peer && peer->avx2_kernels()}});
     return peer;
 }
 
@@ -130,10 +121,11 @@ int child_main(const BenchOptions &o) {
         dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
         const std::string describe = lib.describe();
         const bool usable = describe.compare(0, prefix.size(), prefix) != 0;
-        out.send([&](tools::JsonWriter &w) {
-            w.field("type", "backend").field("name", o.child_backend).field("usable", usable)
-                .field("describe", describe).field("reason", usable ? "" : describe.substr(prefix.size()));
-        });
+        out.send({{"type", "backend"},
+                  {"name", o.child_backend},
+                  {"usable", usable},
+                  {"describe", describe},
+                  {"reason", usable ? "" : describe.substr(prefix.size())}});
         if (!usable) return 0;
         const std::unique_ptr<GgmlPeer> peer = open_peer(o, out);
         for (int32_t q : o.formats) {
@@ -145,10 +137,7 @@ int child_main(const BenchOptions &o) {
             }
         }
     } catch (const std::exception &e) {
-        out.send([&](tools::JsonWriter &w) {
-            w.field("type", "backend").field("name", o.child_backend).field("usable", false)
-                .field("describe", "").field("reason", e.what());
-        });
+        out.send({{"type", "backend"}, {"name", o.child_backend}, {"usable", false}, {"describe", ""}, {"reason", e.what()}});
     }
     return 0;
 }
@@ -201,22 +190,22 @@ BackendResult run_backend_child(const std::vector<std::string> &args, const std:
     std::string line;
     while (std::getline(lines, line)) {
         try {
-            const json::Value v = json::parse(line);
-            const std::string type = v.at("type").string;
+            const tools::Json v = tools::Json::parse(line);
+            const std::string type = tools::json_string(v, "type");
             if (type == "backend") {
-                result.usable = v.at("usable").boolean;
-                result.describe = v.at("describe").string;
-                result.reason = v.at("reason").string;
+                result.usable = tools::json_bool(v, "usable");
+                result.describe = tools::json_string(v, "describe");
+                result.reason = tools::json_string(v, "reason");
             } else if (type == "record") {
-                result.records.push_back(read_record(v.at("record")));
+                result.records.push_back(read_record(tools::json_member(v, "record", "object")));
             } else if (type == "peer") {
-                result.peer = v.at("name").string;
-                result.peer_usable = v.at("usable").boolean;
-                result.peer_describe = v.at("describe").string;
-                result.peer_reason = v.at("reason").string;
-                result.peer_avx2 = v.at("avx2_kernels").boolean;
+                result.peer = tools::json_string(v, "name");
+                result.peer_usable = tools::json_bool(v, "usable");
+                result.peer_describe = tools::json_string(v, "describe");
+                result.peer_reason = tools::json_string(v, "reason");
+                result.peer_avx2 = tools::json_bool(v, "avx2_kernels");
             } else if (type == "error") {
-                result.errors.push_back(v.at("format").string + ": " + v.at("message").string);
+                result.errors.push_back(tools::json_string(v, "format") + ": " + tools::json_string(v, "message"));
             }
         } catch (const std::exception &e) {
             result.errors.push_back(std::string("unreadable line from the child: ") + e.what());

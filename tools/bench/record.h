@@ -7,8 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "json_reader.h"
-#include "json_writer.h"
+#include "json.h"
 #include "sampler.h"
 
 namespace memra::bench {
@@ -51,9 +50,10 @@ struct Record {
     double ratio_to_bandwidth() const { return bandwidth_gbps > 0 ? gbps() / bandwidth_gbps : -1; }
 };
 
-void write_record(tools::JsonWriter &out, const Record &r);
+// The record as a JSON object (docs/benchmarks.md, "Output schema").
+tools::Json record_json(const Record &r);
 
-// Inverse of write_record; throws std::runtime_error naming a missing or mistyped key.
-Record read_record(const json::Value &v);
+// Inverse of record_json; throws std::runtime_error naming a missing or mistyped key.
+Record read_record(const tools::Json &v);
 
 }  // namespace memra::bench

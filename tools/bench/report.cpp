@@ -8,7 +8,7 @@
 #include <map>
 #include <thread>
 
-#include "json_writer.h"
+#include "json.h"
 #include "peer_compare.h"
 
 namespace memra::bench {
@@ -281,49 +281,43 @@ void print_tables(std::ostream &out, const Report &rep) {
 
 void write_json(std::ostream &out, const Report &rep) {
     const BenchOptions &o = rep.options;
-    tools::JsonWriter w(out);
-    w.begin_object().field("tool", "memra-bench").field("schema_version", int64_t(1)).field("date", rep.date);
-    w.key("machine").begin_object()
-        .field("cpu_model", rep.machine.cpu_model)
-        .field("logical_cpus", int64_t(rep.machine.logical_cpus))
-        .field("llc_bytes", int64_t(rep.machine.llc_bytes))
-        .field("read_loop", rep.read_loop)
-        .end_object();
-    w.key("settings").begin_object();
-    w.key("modes").begin_array();
-    for (Mode m : o.modes) w.value(mode_name(m));
-    w.end_array().key("formats").begin_array();
-    for (int32_t q : o.formats) w.value(format_name(q));
-    w.end_array().key("backends").begin_array();
-    for (const std::string &b : o.backends) w.value(b);
-    w.end_array().key("threads").begin_array();
-    for (int32_t t : o.threads) w.value(int64_t(t));
-    w.end_array().key("rows").begin_array();
-    for (int32_t m : o.rows) w.value(int64_t(m));
-    w.end_array();
-    w.field("n_embd", int64_t(o.shape.n_embd)).field("n_ff", int64_t(o.shape.n_ff))
-        .field("experts", int64_t(o.experts)).field("stored", int64_t(o.stored))
-        .field("hugepages", o.hugepages).field("quick", o.quick)
-        .field("min_reps", int64_t(o.min_reps)).field("max_seconds", o.max_seconds).field("peer", o.peer);
-    w.end_object();
-    w.key("backends").begin_array();
+    tools::Json doc{{"tool", "memra-bench"}, {"schema_version", 1}, {"date", rep.date}};
+    doc["machine"] = {{"cpu_model", rep.machine.cpu_model},
+                      {"logical_cpus", rep.machine.logical_cpus},
+                      {"llc_bytes", rep.machine.llc_bytes},
+                      {"read_loop", rep.read_loop}};
+    tools::Json modes = tools::Json::array(), formats = tools::Json::array();
+    for (Mode m : o.modes) modes.push_back(mode_name(m));
+    for (int32_t q : o.formats) formats.push_back(format_name(q));
+    doc["settings"] = {{"modes", modes},
+                       {"formats", formats},
+                       {"backends", o.backends},
+                       {"threads", o.threads},
+                       {"rows", o.rows},
+                       {"n_embd", o.shape.n_embd},
+                       {"n_ff", o.shape.n_ff},
+                       {"experts", o.experts},
+                       {"stored", o.stored},
+                       {"hugepages", o.hugepages},
+                       {"quick", o.quick},
+                       {"min_reps", o.min_reps},
+                       {"max_seconds", o.max_seconds},
+                       {"peer", o.peer}};
+    tools::Json &backends = doc["backends"] = tools::Json::array();
     for (const BackendResult &b : rep.backends) {
-        w.begin_object().field("name", b.name).field("usable", b.usable).field("describe", b.describe)
-            .field("reason", b.reason);
-        w.key("errors").begin_array();
-        for (const std::string &e : b.errors) w.value(e);
-        w.end_array();
+        tools::Json j{{"name", b.name}, {"usable", b.usable}, {"describe", b.describe}, {"reason", b.reason},
+                      {"errors", b.errors}};
         if (!b.peer.empty())
-            w.key("peer").begin_object().field("name", b.peer).field("usable", b.peer_usable)
-                .field("describe", b.peer_describe).field("reason", b.peer_reason)
-                .field("avx2_kernels", b.peer_avx2).end_object();
-        w.end_object();
+            j["peer"] = {{"name", b.peer},
+                         {"usable", b.peer_usable},
+                         {"describe", b.peer_describe},
+                         {"reason", b.peer_reason},
+                         {"avx2_kernels", b.peer_avx2}};
+        backends.push_back(std::move(j));
     }
-    w.end_array();
-    w.key("results").begin_array();
-    for (const Record *r : all_records(rep)) write_record(w, *r);
-    w.end_array().end_object();
-    out << '\n';
+    tools::Json &results = doc["results"] = tools::Json::array();
+    for (const Record *r : all_records(rep)) results.push_back(record_json(*r));
+    out << tools::dump_json(doc) << '\n';
 }
 
 std::string csv_header() {

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <vector>
 
-#include "json_reader.h"
+#include "json.h"
 #include "peer_compare.h"
 #include "record.h"
 #include "report.h"
@@ -18,28 +18,33 @@
 namespace memra::bench {
 namespace {
 
-using Type = json::Value::Type;
+using tools::Json;
+using tools::json_kind;
+
+// The kinds of the schema, as json_kind names them.
+namespace Type {
+constexpr const char *Number = "number", *String = "string", *Bool = "boolean", *Array = "array", *Object = "object";
+}
 
 struct Key {
     const char *name;
-    Type type;
+    const char *kind;
 };
 
-// Throws naming the path of the first key missing or of the wrong type.
-void require(const json::Value &v, const std::string &where, std::initializer_list<Key> keys) {
+// Throws naming the path of the first key missing or of the wrong kind.
+void require(const Json &v, const std::string &where, std::initializer_list<Key> keys) {
     for (const Key &k : keys) {
-        if (!v.has(k.name)) throw std::runtime_error(where + ": missing key '" + k.name + "'");
-        const json::Value &m = v.at(k.name);
-        if (!m.is(k.type))
-            throw std::runtime_error(where + "." + k.name + " is a " + json::type_name(m.type) + ", expected a " +
-                                     json::type_name(k.type));
+        if (!v.contains(k.name)) throw std::runtime_error(where + ": missing key '" + k.name + "'");
+        const Json &m = v.at(k.name);
+        if (std::string(json_kind(m)) != k.kind)
+            throw std::runtime_error(where + "." + k.name + " is a " + json_kind(m) + ", expected a " + k.kind);
     }
 }
 
-void require_elements(const json::Value &array, const std::string &where, Type type) {
-    for (const json::Value &e : array.array)
-        if (!e.is(type)) throw std::runtime_error(where + " holds a " + std::string(json::type_name(e.type)) +
-                                                  ", expected " + json::type_name(type) + "s");
+void require_elements(const Json &array, const std::string &where, const char *kind) {
+    for (const Json &e : array)
+        if (std::string(json_kind(e)) != kind)
+            throw std::runtime_error(where + " holds a " + std::string(json_kind(e)) + ", expected " + kind + "s");
 }
 
 std::vector<std::string> split_csv_line(const std::string &line) {
@@ -61,7 +66,7 @@ size_t count_elements(const boost::property_tree::ptree &t, const std::string &n
 
 // A --peer record: a known variant, the comparison fields its variant has, and outputs that meet
 // the bench's own agreement rule (peer_compare.h).
-void check_peer_record(const json::Value &r, const Record &rec, bool avx2_kernels) {
+void check_peer_record(const Json &r, const Record &rec, bool avx2_kernels) {
     const std::string where = "results[] " + rec.mode + "/" + rec.variant + " " + rec.format + " t=" +
                               std::to_string(rec.threads);
     if (rec.variant != "memra" && rec.variant != "ggml" && rec.variant != "ggml_repack")
@@ -98,15 +103,15 @@ std::string guarded(const std::function<void()> &check) {
 
 std::string check_json(const std::string &text, const std::string &expect_modes) {
     return guarded([&] {
-        const json::Value doc = json::parse(text);
+        const Json doc = Json::parse(text);
         require(doc, "document", {{"tool", Type::String}, {"schema_version", Type::Number}, {"date", Type::String},
                                   {"machine", Type::Object}, {"settings", Type::Object}, {"backends", Type::Array},
                                   {"results", Type::Array}});
-        if (doc.at("tool").string != "memra-bench") throw std::runtime_error("document.tool is not memra-bench");
-        if (doc.at("schema_version").number != 1) throw std::runtime_error("document.schema_version is not 1");
+        if (doc.at("tool") != "memra-bench") throw std::runtime_error("document.tool is not memra-bench");
+        if (doc.at("schema_version") != 1) throw std::runtime_error("document.schema_version is not 1");
         require(doc.at("machine"), "machine", {{"cpu_model", Type::String}, {"logical_cpus", Type::Number},
                                                {"llc_bytes", Type::Number}, {"read_loop", Type::String}});
-        const json::Value &settings = doc.at("settings");
+        const Json &settings = doc.at("settings");
         require(settings, "settings",
                 {{"modes", Type::Array}, {"formats", Type::Array}, {"backends", Type::Array}, {"threads", Type::Array},
                  {"rows", Type::Array}, {"n_embd", Type::Number}, {"n_ff", Type::Number}, {"experts", Type::Number},
@@ -115,30 +120,30 @@ std::string check_json(const std::string &text, const std::string &expect_modes)
         for (const char *k : {"modes", "formats", "backends"}) require_elements(settings.at(k), std::string("settings.") + k, Type::String);
         for (const char *k : {"threads", "rows"}) require_elements(settings.at(k), std::string("settings.") + k, Type::Number);
         std::map<std::string, bool> avx2_kernels;  // per backend, of its peer
-        for (const json::Value &b : doc.at("backends").array) {
+        for (const Json &b : doc.at("backends")) {
             require(b, "backends[]", {{"name", Type::String}, {"usable", Type::Bool}, {"describe", Type::String},
                                       {"reason", Type::String}, {"errors", Type::Array}});
             require_elements(b.at("errors"), "backends[].errors", Type::String);
             // A plugin this CPU runs must measure every format it was asked for; an unusable one
             // is reported with its reason, not failed.
-            if (b.at("usable").boolean && !b.at("errors").array.empty())
-                throw std::runtime_error("backend " + b.at("name").string + " is usable but reported errors: " +
-                                         b.at("errors").array.front().string);
-            if (b.has("peer")) {
+            if (b.at("usable").get<bool>() && !b.at("errors").empty())
+                throw std::runtime_error("backend " + b.at("name").get<std::string>() + " is usable but reported errors: " +
+                                         b.at("errors").front().get<std::string>());
+            if (b.contains("peer")) {
                 require(b.at("peer"), "backends[].peer", {{"name", Type::String}, {"usable", Type::Bool},
                                                           {"describe", Type::String}, {"reason", Type::String},
                                                           {"avx2_kernels", Type::Bool}});
-                avx2_kernels[b.at("name").string] = b.at("peer").at("avx2_kernels").boolean;
+                avx2_kernels[b.at("name").get<std::string>()] = b.at("peer").at("avx2_kernels").get<bool>();
             }
         }
         std::set<std::string> modes;
-        for (const json::Value &r : doc.at("results").array) {
+        for (const Json &r : doc.at("results")) {
             require(r, "results[]", {{"gbps", Type::Object}});
             require(r.at("gbps"), "results[].gbps", {{"median", Type::Number}, {"p10", Type::Number}, {"p90", Type::Number}});
             const Record rec = read_record(r);  // every other field, typed
             if (!(rec.seconds.median > 0) || rec.seconds.reps < 1 || rec.bytes == 0)
                 throw std::runtime_error("results[] " + rec.mode + "/" + rec.variant + " has no samples");
-            if (r.has("bandwidth_gbps") && !r.has("ratio_to_bandwidth"))
+            if (r.contains("bandwidth_gbps") && !r.contains("ratio_to_bandwidth"))
                 throw std::runtime_error("results[] " + rec.mode + " has bandwidth_gbps without ratio_to_bandwidth");
             if (rec.mode == "peer_token" || rec.mode == "peer_rows") {
                 if (!avx2_kernels.count(rec.backend))
