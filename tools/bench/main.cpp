@@ -36,9 +36,12 @@ Record bandwidth_record(const char *variant, int32_t threads, uint64_t bytes, co
     r.bytes = bytes;
     r.seconds = s;
     r.note = std::move(note);
-    std::fprintf(stderr, "memra-bench: bandwidth %-7s t=%d %8.2f GB/s  (%d reps)\n", variant, threads, r.gbps(),
-                 s.reps);
     return r;
+}
+
+void progress(const Record &r) {
+    std::fprintf(stderr, "memra-bench: bandwidth %-7s t=%d %8.2f GB/s  (%d reps%s%s)\n", r.variant.c_str(), r.threads,
+                 r.gbps(), r.seconds.reps, r.read_loop.empty() ? "" : ", best loop ", r.read_loop.c_str());
 }
 
 StopRule ceiling_rule(const BenchOptions &o) {
@@ -48,12 +51,18 @@ StopRule ceiling_rule(const BenchOptions &o) {
     return rule;
 }
 
-// Read bandwidth at every thread count, on huge or on 4 KiB pages.
+// Read bandwidth at every thread count, on huge or on 4 KiB pages: the best of the read loops.
 void measure_read(const BenchOptions &o, bool huge, const char *variant, std::vector<Record> &out) {
     const PageBuffer buffer(o.bandwidth_bytes / 4096 * 4096, huge);
-    for (int32_t t : o.threads)
-        out.push_back(bandwidth_record(variant, t, buffer.size(), measure_read_bandwidth(buffer, t, ceiling_rule(o)),
-                                       huge ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE"));
+    for (int32_t t : o.threads) {
+        const ReadCeiling c = measure_read_bandwidth(buffer, t, ceiling_rule(o));
+        Record r = bandwidth_record(variant, t, buffer.size(), c.seconds, huge ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE");
+        r.read_loop = c.loop;
+        for (const auto &[name, seconds] : c.loop_medians)
+            r.read_loops.emplace_back(name, seconds > 0 ? double(buffer.size()) / seconds / 1e9 : 0);
+        progress(r);
+        out.push_back(std::move(r));
+    }
 }
 
 std::vector<Record> measure_ceilings(const BenchOptions &o) {
@@ -68,6 +77,7 @@ std::vector<Record> measure_ceilings(const BenchOptions &o) {
     out.push_back(bandwidth_record("pread", 1, content.size(), measure_cold_pread(file.path(), file.size(), request, rule),
                                    std::to_string(request >> 20) + " MiB requests, " + file.path() +
                                        (file.droppable() ? "" : " (tmpfs: not cold)")));
+    progress(out.back());
     return out;
 }
 
@@ -102,7 +112,7 @@ int main(int argc, char **argv) {
         Report rep;
         rep.date = utc_now();
         rep.machine = describe_machine();
-        rep.read_loop = read_loop_name();
+        rep.read_loop = read_loop_width();
         rep.options = o;
         const bool calls = o.has(Mode::Token) || o.has(Mode::Rows) || o.has(Mode::File);
         if (o.has(Mode::Bandwidth)) rep.bandwidth = measure_ceilings(o);

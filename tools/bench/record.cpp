@@ -47,6 +47,11 @@ Json record_json(const Record &r) {
         j["exact_silu_rel_error"] = finite(r.exact_silu_rel_error);
         j["exact_silu_identical"] = r.exact_silu_identical;
     }
+    if (!r.read_loop.empty()) {
+        j["read_loop"] = r.read_loop;
+        Json &loops = j["read_loops"] = Json::object();
+        for (const auto &[name, gbps] : r.read_loops) loops[name] = gbps;
+    }
     return j;
 }
 
@@ -83,6 +88,11 @@ Record read_record(const Json &v) {
     if (v.contains("exact_silu_rel_error")) {
         r.exact_silu_rel_error = json_number(v, "exact_silu_rel_error");
         r.exact_silu_identical = json_bool(v, "exact_silu_identical");
+    }
+    if (v.contains("read_loop")) {
+        r.read_loop = json_string(v, "read_loop");
+        const Json &loops = json_member(v, "read_loops", "object");
+        for (const auto &loop : loops.items()) r.read_loops.emplace_back(loop.key(), json_number(loops, loop.key()));
     }
     return r;
 }

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "json.h"
 #include "sampler.h"
@@ -26,7 +28,10 @@ struct Record {
     int32_t stored = 0;     // distinct stored experts the calls rotated through (0: bandwidth)
     uint64_t bytes = 0;     // bytes read per sample: weights for calls, buffer or file for bandwidth
     Summary seconds;        // per sample
-    std::string note;       // free text: the read loop, cache hits, reused regions...
+    std::string note;       // free text: the page kind, cache hits, reused regions...
+    // Bandwidth records of memory reads: the read loop that won, and every loop's GB/s (median).
+    std::string read_loop;
+    std::vector<std::pair<std::string, double>> read_loops;
     // Filled where the comparison exists (ratio < 0: absent).
     double bandwidth_gbps = -1;  // the measured read bandwidth at this thread count
     std::string relative_to;     // rows: "token"; file cold: "pread", warm: "memory", prefetched: "cold";

@@ -41,12 +41,23 @@ uint64_t read_llc_bytes() {
     return 0;
 }
 
+// "1s 40.10, 1s-pf 41.02, ...": each read loop's GB/s, named without the load width they share.
+std::string loop_list(const Record &r) {
+    std::string out;
+    for (const auto &[name, gbps] : r.read_loops) {
+        const std::string n = name.substr(name.find('-') + 1);
+        out += (out.empty() ? "" : ", ") + n + " " + fmt("%.2f", gbps);
+    }
+    return out;
+}
+
 void print_bandwidth(std::ostream &out, const Report &rep) {
     if (rep.bandwidth.empty()) {
         out << "read bandwidth: not measured (--modes without bandwidth): no ratios\n\n";
         return;
     }
-    out << "read bandwidth (" << rep.read_loop << " loop, pre-faulted buffer, median [p10-p90]):\n";
+    out << "read bandwidth (pre-faulted buffer, median [p10-p90]; memory: the best of the " << rep.read_loop
+        << " read loops, 1s/2s: streams per thread, pf: software prefetch):\n";
     for (const Record &r : rep.bandwidth) {
         const char *what = r.variant == "read"       ? "memory, huge pages"
                            : r.variant == "read_4k"  ? "memory, 4 KiB pages"
@@ -57,6 +68,7 @@ void print_bandwidth(std::ostream &out, const Report &rep) {
                       double(r.bytes) / double(1 << 20), r.threads, r.threads == 1 ? " " : "s", r.gbps(),
                       r.gbps_low(), r.gbps_high(), r.seconds.reps);
         out << line;
+        if (!r.read_loop.empty()) out << "    best " << r.read_loop << " of " << loop_list(r) << '\n';
     }
     out << '\n';
 }
@@ -323,7 +335,7 @@ void write_json(std::ostream &out, const Report &rep) {
 std::string csv_header() {
     return "mode,variant,backend,served_by,format,threads,experts,rows,stored,bytes,median_s,p10_s,p90_s,mad_s,"
            "gbps,gbps_p10,gbps_p90,reps,settled,bandwidth_gbps,ratio_to_bandwidth,relative_to,relative,"
-           "exposed_wait_s,note,output_rel_error,output_identical,exact_silu_rel_error,exact_silu_identical";
+           "exposed_wait_s,note,output_rel_error,output_identical,exact_silu_rel_error,exact_silu_identical,read_loop";
 }
 
 void write_csv(std::ostream &out, const Report &rep) {
@@ -343,7 +355,8 @@ void write_csv(std::ostream &out, const Report &rep) {
             << optional(r->exposed_wait_s) << ",\"" << note << "\"," << optional(r->output_rel_error) << ','
             << (r->output_rel_error >= 0 ? (r->output_identical ? "true" : "false") : "") << ','
             << optional(r->exact_silu_rel_error) << ','
-            << (r->exact_silu_rel_error >= 0 ? (r->exact_silu_identical ? "true" : "false") : "") << '\n';
+            << (r->exact_silu_rel_error >= 0 ? (r->exact_silu_identical ? "true" : "false") : "") << ','
+            << r->read_loop << '\n';
     }
 }
 

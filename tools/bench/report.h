@@ -24,7 +24,7 @@ Machine describe_machine();
 struct Report {
     std::string date;        // UTC, ISO 8601
     Machine machine;
-    std::string read_loop;   // read_loop_name()
+    std::string read_loop;   // read_loop_width(): the load width of the read loops
     BenchOptions options;
     std::vector<Record> bandwidth;
     std::vector<BackendResult> backends;

@@ -9,9 +9,12 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "bandwidth.h"
 #include "json_compare.h"
 #include "memra/qtypes.h"
 #include "memra_backend_rows.h"
@@ -19,7 +22,9 @@
 #include "options.h"
 #include "output_check.h"
 #include "peer_compare.h"
+#include "page_buffer.h"
 #include "peer_module.h"
+#include "read_loop.h"
 #include "record.h"
 #include "report.h"
 #include "sampler.h"
@@ -225,6 +230,48 @@ TEST(Record, ReadingNamesAMissingOrMistypedKey) {
     EXPECT_THROW(tools::Json::parse("{\"mode\": "), std::exception);
 }
 
+// Every read loop folds every 64-bit word of its range exactly once, whatever its streams and
+// prefetch: its checksum is the XOR of all words, computed here word by word.
+TEST(ReadLoops, EveryLoopReadsEveryWordOnce) {
+    const PageBuffer buffer(size_t(1) << 20, false);
+    std::mt19937_64 rng(3);
+    uint64_t *words = reinterpret_cast<uint64_t *>(buffer.data());
+    for (size_t i = 0; i < buffer.size() / 8; ++i) words[i] = rng();
+    const std::vector<ReadLoop> &loops = read_loops();
+    std::set<std::string> kinds;
+    for (const ReadLoop &loop : loops) {
+        const std::string name = loop.name;
+        ASSERT_EQ(name.rfind(std::string(read_loop_width()) + "-", 0), 0u) << name;
+        kinds.insert(name.substr(name.find('-') + 1));
+        for (size_t n : {size_t(4096), size_t(12288), buffer.size()}) {
+            uint64_t expected = 0;
+            for (size_t i = 0; i < n / 8; ++i) expected ^= words[i];
+            EXPECT_EQ(loop.read(buffer.data(), n), expected) << name << " over " << n << " bytes";
+        }
+    }
+    EXPECT_EQ(kinds, (std::set<std::string>{"1s", "1s-pf", "2s", "2s-pf"}));
+}
+
+// The ceiling at a thread count is the loop with the shortest median, and its record says which
+// and what every loop read (no timing is judged: which loop wins is the machine's business).
+TEST(ReadLoops, TheCeilingIsTheBestLoop) {
+    const PageBuffer buffer(size_t(8) << 20, false);
+    StopRule rule;
+    rule.min_reps = 3;
+    rule.max_seconds = 0.2;
+    const ReadCeiling c = measure_read_bandwidth(buffer, 2, rule);
+    ASSERT_EQ(c.loop_medians.size(), read_loops().size());
+    double best = c.loop_medians.front().second;
+    std::string best_name = c.loop_medians.front().first;
+    for (const auto &[name, median] : c.loop_medians) {
+        EXPECT_GT(median, 0) << name;
+        if (median < best) best = median, best_name = name;
+    }
+    EXPECT_EQ(c.loop, best_name);
+    EXPECT_DOUBLE_EQ(c.seconds.median, best);
+    EXPECT_GE(c.seconds.reps, 3);
+}
+
 TEST(DescribeLine, NamesThePluginServingEachFormat) {
     const std::string line =
         "memra-cpu-experts: backend avxvnni (forced by MEMRA_CPU_EXPERT_BACKEND); f32,q4_0,q8_0: avxvnni; "
@@ -244,6 +291,11 @@ Report sample_report() {
     rep.options = parse_options({"--quick", "--modes", "all"}).options;
     rep.bandwidth = {sample_record("bandwidth", "read", "", "", 1, 0.1), sample_record("bandwidth", "read", "", "", 2, 0.07),
                      sample_record("bandwidth", "pread", "", "", 1, 1.0)};
+    for (Record &r : rep.bandwidth)
+        if (r.variant == "read") {  // the best of the read loops (read_loop.h) is the record's figure
+            r.read_loop = "avx2-2s-pf";
+            r.read_loops = {{"avx2-1s", r.gbps() * 0.9}, {"avx2-2s-pf", r.gbps()}};
+        }
     BackendResult b;
     b.name = "avx2";
     b.usable = true;
@@ -283,6 +335,10 @@ TEST(Renderings, PassTheOutputChecker) {
 // backend whose peer was loaded.
 Report fixture_report() {
     Report rep = sample_report();
+    for (Record &r : rep.bandwidth) {  // fields the old writer did not have
+        r.read_loop.clear();
+        r.read_loops.clear();
+    }
     // Lists of its own, so that a format or plugin added to the project leaves the fixture alone.
     rep.options = parse_options({"--quick", "--modes", "all", "--formats", "q4_K,iq3_s", "--backends", "avx2,avx512"}).options;
     BackendResult &b = rep.backends[0];

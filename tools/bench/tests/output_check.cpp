@@ -3,6 +3,8 @@
 #include <boost/property_tree/ptree.hpp>
 #include <boost/property_tree/xml_parser.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <limits>
@@ -90,6 +92,21 @@ void check_peer_record(const Json &r, const Record &rec, bool avx2_kernels) {
     agree(PeerCheck::ExactSilu, rec.exact_silu_rel_error, rec.exact_silu_identical);
 }
 
+// A memory read record: the loops measured, and its figure the best of them.
+void check_read_loops(const Json &r, const Record &rec) {
+    const std::string where = "results[] bandwidth/" + rec.variant + " t=" + std::to_string(rec.threads);
+    require(r, where, {{"read_loop", Type::String}, {"read_loops", Type::Object}});
+    double best = 0;
+    for (const auto &[name, gbps] : rec.read_loops) best = std::max(best, gbps);
+    if (rec.read_loops.empty() || std::find_if(rec.read_loops.begin(), rec.read_loops.end(), [&](const auto &l) {
+                                      return l.first == rec.read_loop;
+                                  }) == rec.read_loops.end())
+        throw std::runtime_error(where + ": read_loop '" + rec.read_loop + "' is not one of read_loops");
+    if (std::fabs(rec.gbps() - best) > 1e-6 * best)
+        throw std::runtime_error(where + ": " + std::to_string(rec.gbps()) + " GB/s is not the best loop's " +
+                                 std::to_string(best));
+}
+
 std::string guarded(const std::function<void()> &check) {
     try {
         check();
@@ -143,6 +160,7 @@ std::string check_json(const std::string &text, const std::string &expect_modes)
             const Record rec = read_record(r);  // every other field, typed
             if (!(rec.seconds.median > 0) || rec.seconds.reps < 1 || rec.bytes == 0)
                 throw std::runtime_error("results[] " + rec.mode + "/" + rec.variant + " has no samples");
+            if (rec.mode == "bandwidth" && rec.variant != "pread") check_read_loops(r, rec);
             if (r.contains("bandwidth_gbps") && !r.contains("ratio_to_bandwidth"))
                 throw std::runtime_error("results[] " + rec.mode + " has bandwidth_gbps without ratio_to_bandwidth");
             if (rec.mode == "peer_token" || rec.mode == "peer_rows") {
