@@ -17,7 +17,7 @@ std::vector<Case> run_cases(const memra_loaded_abi &abi, const gguf::File &file,
         const std::vector<float> inputs = gguf_tool::make_inputs(seed + uint64_t(layer.layer), tokens, layer.n_embd);
         for (int batch : {0, rows})
             for (gguf_tool::WeightSource source : {gguf_tool::WeightSource::Memory, gguf_tool::WeightSource::File}) {
-                Case c{layer, source, batch, demo_selection(layer.layer, layer.n_expert), inputs, {}};
+                Case c{layer, source, batch, demo_selection(layer.layer, layer.n_expert), inputs, {}, {}};
                 const gguf_tool::LayerExperts experts(file, layer, c.selection.experts, c.selection.route_weights, source);
                 c.result = batch ? gguf_tool::measure_rows(abi, experts, inputs, layer.n_embd, batch, threads, 0)
                                  : gguf_tool::measure_tokens(abi, experts, inputs, layer.n_embd, threads, 0);

@@ -23,6 +23,7 @@ struct Case {
     Selection selection;
     std::vector<float> inputs;  // tokens x n_embd
     gguf_tool::Measurement result;
+    std::vector<double> timed_s;  // the call timed on warm state, kTimedCalls times (timing.h); parent only
 };
 
 // Layer by layer: the token call from memory then file, then the rows call likewise. Throws std::runtime_error when the file has no MoE layer or

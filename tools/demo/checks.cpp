@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "reference.h"
+#include "timing.h"
 
 namespace memra::demo {
 namespace {
@@ -73,8 +74,10 @@ Report check(const gguf::File &file, const std::vector<Case> &cases, const std::
         row.c = &c;
         row.served_by = plugins_of(c.layer, served);
         const gguf_tool::LayerExperts experts(file, c.layer, c.selection.experts, c.selection.route_weights, c.source);
-        row.median_us = gguf_tool::percentile(c.result.latency_s, 0.5) * 1e6;
-        row.gbps = double(experts.weight_bytes()) / (row.median_us * 1e-6) / 1e9;
+        if (!c.timed_s.empty()) {
+            row.median_us = gguf_tool::percentile(c.timed_s, 0.5) * 1e6;
+            row.gbps = double(experts.weight_bytes()) / (row.median_us * 1e-6) / 1e9;
+        }
         const size_t n = c.result.outputs.size();
         if (report.scalar_failure.empty()) {
             const std::vector<float> mine(scalar.begin() + int64_t(offset), scalar.begin() + int64_t(offset + n));
@@ -132,8 +135,10 @@ void print(const Report &report) {
         "           relative L2 difference is shown, and fails); vs exact: relative L2 error against the dequantized weights applied in double\n"
         "           to the f32 input; vs ggml: against the same with activations rounded as ggml does (only the\n"
         "           float order differs); each the worst token, tolerances derived in tools/expertkit/accuracy.h.\n"
-        "           The file source must equal the memory source bit for bit. us/call: the median of one token\n"
-        "           call, or of one batch (a rows call per expert); GB/s: the weights one call reads / that median.\n");
+        "           The file source must equal the memory source bit for bit. us/call: after the checks, the\n"
+        "           median of %d calls of the same experts, after %d warm-up calls: a token call, or one batch (a\n"
+        "           rows call per expert); GB/s: the weights one call reads / that median.\n",
+        kTimedCalls, kWarmupCalls);
 }
 
 }  // namespace memra::demo

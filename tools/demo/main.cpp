@@ -27,6 +27,7 @@
 #include "memra/qtypes.h"
 #include "scalar_check.h"
 #include "served_by.h"
+#include "timing.h"
 
 namespace po = boost::program_options;
 using namespace memra;
@@ -162,7 +163,8 @@ int demo_main(const Options &o) {
                 o.threads == 1 ? "" : "s", (unsigned long long)o.seed);
 
     const gguf::File file(model);
-    const std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.rows, o.seed, o.threads);
+    std::vector<demo::Case> cases = demo::run_cases(abi, file, o.tokens, o.rows, o.seed, o.threads);
+    demo::time_cases(abi, file, cases, o.threads);
     memra_loaded_abi_close(&abi);
 
     std::string scalar_failure;

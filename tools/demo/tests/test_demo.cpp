@@ -16,6 +16,7 @@
 #include "backend_inventory.h"
 #include "memra/qtypes.h"
 #include "subprocess.h"
+#include "timing.h"
 
 namespace {
 
@@ -73,6 +74,11 @@ TEST(Demo, PassesAndPrintsTheLinesPackagingGreps) {
     }
     for (const memra_qtype_info &f : memra_qtype_table)
         EXPECT_NE(all.find(std::string(" ") + f.name + " "), std::string::npos) << f.name << "\n" << r.out;
+    // The figures are warm medians, and say so (timing.h).
+    EXPECT_NE(r.out.find("median of " + std::to_string(memra::demo::kTimedCalls) + " calls of the same experts, after " +
+                         std::to_string(memra::demo::kWarmupCalls) + " warm-up calls"),
+              std::string::npos)
+        << r.out;
     // The file source read the weights it was given: kLayers layers x 2 experts x 3 projections
     // missed once (the first token), then hit on the 2 other tokens and on the rows call.
     const size_t misses = kLayers * 2 * 3;
