@@ -70,10 +70,9 @@ void measure_format(const Library &lib, const BenchOptions &o, const std::string
             out.send({{"type", "record"}, {"record", record_json(r)}});
         }
     };
-    std::vector<Record> memory;
-    if (o.has(Mode::Token) || o.has(Mode::File)) emit(memory = token_path(ctx, store));
+    if (o.has(Mode::Token)) emit(token_path(ctx, store));
     if (o.has(Mode::Rows)) emit(rows_path(ctx, store));
-    if (o.has(Mode::File)) emit(file_path(ctx, store, memory));
+    if (o.has(Mode::File)) emit(file_path(ctx, store));
     if (peer) {
         const std::string repacked = peer->prepare(store, o.hugepages);
         std::vector<std::string> problems;

@@ -2,7 +2,7 @@
 //   token: memra_cpu_moe_token_v2 on `experts` of the stored experts, memory-backed;
 //   rows:  memra_cpu_expert_rows_v2 with m rows on one expert, against one token call of it;
 //   file:  token calls on file-backed experts (file_fd/file_offset): cold, prefetched, warm,
-//          against raw pread of the same file and against the memory path.
+//          against raw pread of the same file and against the memory path (calls alternating).
 // Every call rotates through the stored experts, so that the weights it reads come from DRAM
 // (or the disk), never from a cache the previous call warmed.
 #pragma once
@@ -33,9 +33,8 @@ std::vector<Record> token_path(const PathContext &ctx, const WeightStore &store)
 // Per thread count: the one-expert token call, then each row count relative to it.
 std::vector<Record> rows_path(const PathContext &ctx, const WeightStore &store);
 
-// Per thread count: pread, cold, prefetched, warm. `memory` holds the token path's records (for
-// the warm comparison; may be empty).
-std::vector<Record> file_path(const PathContext &ctx, const WeightStore &store,
-                              const std::vector<Record> &memory);
+// Per thread count: first pass, cold, prefetched, then warm alternating with the memory path on
+// the same experts (variant memory); once: pread, pread-cached, first touch.
+std::vector<Record> file_path(const PathContext &ctx, const WeightStore &store);
 
 }  // namespace memra::bench

@@ -18,7 +18,7 @@ struct Record {
     std::string mode;       // bandwidth | token | rows | file | peer_token | peer_rows
     std::string variant;    // bandwidth: read, read_4k, pread, read_end; token: memory; rows: token, rows;
                             // file: pread, pread-cached, first-touch, first-touch-4k,
-                            // first-pass, cold, prefetched, warm; peer_*: memra, ggml, ggml_repack
+                            // first-pass, cold, prefetched, warm, memory; peer_*: memra, ggml, ggml_repack
     std::string backend;    // "" for bandwidth records
     std::string served_by;  // the plugin whose kernel ran this format ("" if unknown)
     std::string format;     // "" for bandwidth records
@@ -34,7 +34,8 @@ struct Record {
     std::vector<std::pair<std::string, double>> read_loops;
     // Filled where the comparison exists (ratio < 0: absent).
     double bandwidth_gbps = -1;  // the measured read bandwidth at this thread count
-    std::string relative_to;     // rows: "token"; file cold: "pread", warm: "memory", prefetched: "cold";
+    std::string relative_to;     // rows: "token"; file cold: "pread", warm: "memory" (file mode's memory
+                                 // variant, alternating with warm), prefetched: "cold";
                                  // peer memra: the faster ggml variant; peer ggml*: "memra"
     double relative = -1;        // rows: time ratio; cold/warm: GB/s ratio; prefetched: exposed-wait ratio;
                                  // peer: GB/s ratio (memra / best ggml; ggml* / memra)

@@ -154,7 +154,7 @@ void print_file(std::ostream &out, const Report &rep) {
             const Record *touch = get("first-touch", 1), *touch_4k = get("first-touch-4k", 1);
             for (int32_t t : rep.options.threads) {
                 const Record *cold = get("cold", t), *first = get("first-pass", t), *warm = get("warm", t),
-                             *pref = get("prefetched", t), *memory = find(b.records, "token", "memory", f, t);
+                             *pref = get("prefetched", t), *memory = get("memory", t);
                 const std::string lead = f + " " + b.name + " " + std::to_string(t);
                 if (cold) file_line(out, lead, "cold", cold, "pread, page cache dropped", pread);
                 if (first) {
@@ -163,7 +163,7 @@ void print_file(std::ostream &out, const Report &rep) {
                     file_line(out, "", "", first, "first touch, 4 KiB pages", touch_4k);
                 }
                 if (warm) {
-                    file_line(out, lead, "steady state", warm, "memory path", memory);
+                    file_line(out, lead, "steady state", warm, "memory path, alternating", memory);
                     file_line(out, "", "", warm, "pread, page cache", cached);
                 }
                 if (pref && cold && pref->exposed_wait_s >= 0) {
@@ -178,7 +178,8 @@ void print_file(std::ostream &out, const Report &rep) {
         }
     }
     out << "  steady state: calls rotating over every window; all hits when the cache holds them, misses into "
-           "recycled chunks when it is smaller (the note counts them)\n"
+           "recycled chunks when it is smaller (the note counts them); each call followed by one on the same "
+           "experts from memory (the memory path, alternating)\n"
            "  targets (issue 18): cold >= 90% of pread; first pass >= 50% of page-cache pread, or >= 80% of the "
            "first touch where that is slower; steady state within 10% of the memory path (all hits) or >= 80% of "
            "page-cache pread (misses)\n\n";

@@ -407,7 +407,6 @@ TEST(Renderings, FileTablePutsEachCaseNextToItsCeilings) {
         r.back().note.clear();
         return r.back();
     };
-    add("token", "memory", 2, 0.05);        // 20 GB/s
     add("file", "pread", 1, 0.5);           // 2 GB/s
     add("file", "pread-cached", 1, 0.1);    // 10 GB/s
     add("file", "first-touch", 1, 0.25);    // 4 GB/s
@@ -417,7 +416,10 @@ TEST(Renderings, FileTablePutsEachCaseNextToItsCeilings) {
     Record &pref = add("file", "prefetched", 2, 0.4);
     pref.exposed_wait_s = 0.3;
     pref.relative = 0.3 / 0.9;
-    add("file", "warm", 2, 0.1);            // 10 GB/s
+    Record &warm = add("file", "warm", 2, 0.1);  // 10 GB/s
+    warm.relative_to = "memory";
+    warm.relative = 0.5;
+    add("file", "memory", 2, 0.05);         // 20 GB/s: the memory path, alternating with warm
     std::ostringstream table;
     print_tables(table, rep);
     const std::string t = table.str();
@@ -437,7 +439,7 @@ TEST(Renderings, FileTablePutsEachCaseNextToItsCeilings) {
     EXPECT_TRUE(shows(line_of("pread, page cache", "first pass"), {"first pass", "1.00", "10.00", "10%"})) << t;
     EXPECT_TRUE(shows(line_of("first touch, huge pages"), {"4.00", "25%"})) << t;
     EXPECT_TRUE(shows(line_of("first touch, 4 KiB pages"), {"0.50", "200%"})) << t;
-    EXPECT_TRUE(shows(line_of("memory path"), {"steady state", "10.00", "20.00", "50%"})) << t;
+    EXPECT_TRUE(shows(line_of("memory path, alternating"), {"steady state", "10.00", "20.00", "50%"})) << t;
     EXPECT_TRUE(shows(line_of("pread, page cache", "memory path"), {"10.00", "100%"})) << t;
     EXPECT_TRUE(shows(line_of("exposed wait"), {"prefetched", "300.0 ms against cold's 900.0 ms (33%)"})) << t;
     // The JSON carries the same records, the first-touch ceilings included.
@@ -445,6 +447,17 @@ TEST(Renderings, FileTablePutsEachCaseNextToItsCeilings) {
     write_json(json, rep);
     EXPECT_EQ(check_json(json.str(), "file"), "");
     EXPECT_NE(json.str().find("\"variant\":\"first-touch-4k\""), std::string::npos);
+    // The warm ratio is against the memory-path calls that alternated with it, nothing else: not
+    // a token-mode record measured in another phase, and it must be the ratio of the two.
+    r.back().mode = "token";
+    std::ostringstream other_phase;
+    write_json(other_phase, rep);
+    EXPECT_NE(check_json(other_phase.str(), "file").find("no file/memory record measured alongside"), std::string::npos);
+    r.back().mode = "file";
+    r.back().seconds = summarize({0.04});
+    std::ostringstream wrong_ratio;
+    write_json(wrong_ratio, rep);
+    EXPECT_NE(check_json(wrong_ratio.str(), "file").find("relative is not"), std::string::npos);
 }
 
 TEST(OutputChecker, FindsWhatIsWrong) {

@@ -107,6 +107,22 @@ void check_read_loops(const Json &r, const Record &rec) {
                                  std::to_string(best));
 }
 
+// A warm file record: compared with the memory-path calls that alternated with it (file/memory
+// of the same plugin, format and thread count).
+void check_warm(const Json &results, const Record &warm) {
+    const std::string where = "results[] file/warm " + warm.format + " t=" + std::to_string(warm.threads);
+    for (const Json &r : results) {
+        const Record m = read_record(r);
+        if (m.mode != "file" || m.variant != "memory" || m.backend != warm.backend || m.format != warm.format ||
+            m.threads != warm.threads)
+            continue;
+        if (warm.relative_to != "memory" || std::fabs(warm.relative - warm.gbps() / m.gbps()) > 1e-6 * warm.relative)
+            throw std::runtime_error(where + ": relative is not its GB/s over file/memory's");
+        return;
+    }
+    throw std::runtime_error(where + ": no file/memory record measured alongside");
+}
+
 std::string guarded(const std::function<void()> &check) {
     try {
         check();
@@ -161,6 +177,7 @@ std::string check_json(const std::string &text, const std::string &expect_modes)
             if (!(rec.seconds.median > 0) || rec.seconds.reps < 1 || rec.bytes == 0)
                 throw std::runtime_error("results[] " + rec.mode + "/" + rec.variant + " has no samples");
             if (rec.mode == "bandwidth" && rec.variant != "pread") check_read_loops(r, rec);
+            if (rec.mode == "file" && rec.variant == "warm") check_warm(doc.at("results"), rec);
             if (r.contains("bandwidth_gbps") && !r.contains("ratio_to_bandwidth"))
                 throw std::runtime_error("results[] " + rec.mode + " has bandwidth_gbps without ratio_to_bandwidth");
             if (rec.mode == "peer_token" || rec.mode == "peer_rows") {
