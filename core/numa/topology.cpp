@@ -215,7 +215,9 @@ NumaMachine read_numa_machine(const NumaSources &sources) {
 std::string numa_action(const NumaMachine &m) {
     if (!m.numa_on) return "off (MEMRA_CPU_EXPERT_NUMA=off): teams run where the scheduler places them";
     if (!m.enabled) return "one node: teams run where the scheduler places them";
-    return "on: several nodes (nothing acts on them yet: teams run where the scheduler places them)";
+    return "on: a call whose thread may run on several nodes spreads its team over them (helpers pinned node by "
+           "node), each node computing its share of every projection's rows; memory is not placed by the library "
+           "yet (pages land where the thread that reads them runs)";
 }
 
 std::string numa_policy_note(const NumaMachine &m) {

@@ -1,5 +1,6 @@
 // The NUMA pieces on their own (docs/numa.md): the cpulist and override parsers, the machine read
-// from fake sysfs and procfs trees, a thread's view of it under an affinity mask.
+// from fake sysfs and procfs trees, a thread's view of it under an affinity mask, the row split
+// and the dealing of helpers, and a team spread over groups (pinning, every item once).
 #include <gtest/gtest.h>
 
 #include <pthread.h>
@@ -15,6 +16,8 @@
 #include <set>
 #include <vector>
 
+#include "compute/team.h"
+#include "compute/team_layout.h"
 #include "numa/topology.h"
 
 namespace memra {
@@ -194,6 +197,120 @@ TEST(NumaNodeView, IsTheMaskIntersectedWithTheNodes) {
     EXPECT_EQ(v[0].node, 1);
     // A node none of whose CPUs the mask allows is not in the view.
     EXPECT_TRUE(node_view(m, mask_of({9})).empty());
+}
+
+TEST(NumaSplit, RowsFollowTheMembersAtMultiplesOfTheGroup) {
+    int32_t b[4];
+    const int32_t even[] = {1, 1};
+    split_rows(4096, 8, even, 2, b);
+    EXPECT_EQ((std::vector<int32_t>(b, b + 3)), (std::vector<int32_t>{0, 2048, 4096}));
+    const int32_t three[] = {1, 2, 1};
+    split_rows(1000, 8, three, 3, b);
+    EXPECT_EQ((std::vector<int32_t>(b, b + 4)), (std::vector<int32_t>{0, 248, 752, 1000}))
+        << "250 and 750 to the nearest multiple of 8";
+    const int32_t uneven[] = {3, 1};
+    split_rows(100, 64, uneven, 2, b);
+    EXPECT_EQ(b[1], 64) << "75 to the nearest multiple of 64";
+    split_rows(20, 64, even, 2, b);
+    EXPECT_EQ(b[1], 0) << "a matrix of fewer rows than a group: all to the last group";
+    EXPECT_EQ(b[2], 20);
+    // Every boundary is a multiple, ascending, for any shape.
+    for (int32_t out : {1, 7, 64, 255, 1536, 4099})
+        for (int32_t multiple : {1, 8, 24, 64}) {
+            const int32_t members[] = {5, 1, 3};
+            split_rows(out, multiple, members, 3, b);
+            for (int g = 0; g < 3; ++g) {
+                EXPECT_LE(b[g], b[g + 1]);
+                if (g > 0 && b[g] < out) {
+                    EXPECT_EQ(b[g] % multiple, 0) << out << " " << multiple;
+                }
+            }
+            EXPECT_EQ(b[3], out);
+        }
+}
+
+TEST(NumaSplit, HelpersGoWhereTheCpusAre) {
+    int32_t h[3];
+    const int32_t caps[] = {3, 4};  // the caller's node has one CPU less for helpers
+    deal_helpers(7, caps, 2, h);
+    EXPECT_EQ(h[0] + h[1], 7);
+    EXPECT_EQ(h[0], 3);
+    deal_helpers(1, caps, 2, h);
+    EXPECT_EQ(h[0], 0);
+    EXPECT_EQ(h[1], 1) << "the larger remainder";
+    const int32_t tie[] = {2, 2};
+    deal_helpers(1, tie, 2, h);
+    EXPECT_EQ(h[0], 1) << "ties to the lower group";
+    const int32_t skew[] = {0, 1, 5};
+    deal_helpers(3, skew, 3, h);
+    EXPECT_EQ(h[0], 0);
+    EXPECT_LE(h[1], 1);
+    EXPECT_EQ(h[0] + h[1] + h[2], 3);
+}
+
+// A team of two groups on this machine's CPUs (the first and the last the mask allows; the same
+// CPU where only one is allowed): every item runs once, and the helper, pinned to group 1's CPU,
+// runs there; a flat call after it gives the helper the caller's mask back.
+TEST(NumaTeam, GroupsRunEveryItemOnceWithTheirHelpersPinned) {
+    cpu_set_t mask;
+    ASSERT_EQ(sched_getaffinity(0, sizeof mask, &mask), 0);
+    int first = -1, last = -1;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &mask)) {
+            if (first < 0) first = c;
+            last = c;
+        }
+    const cpu_set_t cpus[2] = {mask_of({first}), mask_of({last})};
+    ASSERT_EQ(team_helpers(1), 1);
+    std::vector<long> items[2];
+    for (long i = 0; i < 200; ++i) items[i % 3 == 0 ? 0 : 1].push_back(i);
+    TeamGroup groups[2];
+    for (int g = 0; g < 2; ++g) {
+        groups[g].items = items[g].data();
+        groups[g].count = static_cast<long>(items[g].size());
+        groups[g].cpus = &cpus[g];
+        groups[g].node = g;
+    }
+    groups[1].helpers = 1;
+    const pthread_t caller = pthread_self();
+    std::atomic<int> runs[200] = {};
+    std::atomic<int> helper_items{0};
+    std::mutex mutex;
+    std::set<int> helper_cpus;
+    // The caller's first item waits (up to 10 s) for the helper to have run one, so that the
+    // helper is seen whatever the machine's load.
+    auto wait_for_helper = [&] {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (helper_items.load() == 0 && std::chrono::steady_clock::now() < until) sched_yield();
+    };
+    auto work = [&](long item) {
+        runs[item].fetch_add(1);
+        if (pthread_equal(pthread_self(), caller)) {
+            if (item == 0) wait_for_helper();
+            return;
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        helper_cpus.insert(sched_getcpu());
+        helper_items.fetch_add(1);
+    };
+    for (int call = 0; call < 3; ++call) run_team_groups(groups, 2, 0, 12345, work);
+    for (int i = 0; i < 200; ++i) EXPECT_EQ(runs[i].load(), 3) << i;
+    EXPECT_EQ(helper_cpus, std::set<int>{last}) << "the helper ran off its group's CPU";
+
+    // A flat call: the helper runs where the caller may (its mask is the caller's again).
+    helper_items = 0;
+    int helper_mask_count = -1;
+    auto flat = [&](long item) {
+        if (pthread_equal(pthread_self(), caller)) {
+            if (item == 0) wait_for_helper();
+            return;
+        }
+        cpu_set_t m;
+        if (sched_getaffinity(0, sizeof m, &m) == 0) helper_mask_count = CPU_COUNT(&m);
+        helper_items.fetch_add(1);
+    };
+    run_team(2, 2, flat);
+    EXPECT_EQ(helper_mask_count, CPU_COUNT(&mask));
 }
 
 }  // namespace
