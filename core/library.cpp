@@ -26,9 +26,16 @@ Library &Library::instance() {
 Library::Library()
     : registry_(read_settings(), detect_cpu_features(), default_backend_dir()), stats_(memra::stats()) {
     const Settings &s = registry_.settings();
+    NumaSources sources;
+    sources.fake_topology = s.numa_topology;
+    sources.numa_on = s.numa;
+    numa_ = read_numa_machine(sources);
     for (const std::string &w : s.warnings) std::fprintf(stderr, "memra-cpu-experts: %s\n", w.c_str());
     if (s.log) {
         for (const std::string &n : s.log_notes) std::fprintf(stderr, "memra-cpu-experts: %s\n", n.c_str());
+        // A machine of one node logs nothing more than before.
+        if (numa_.nodes.size() > 1)
+            for (const std::string &n : numa_.notes) std::fprintf(stderr, "memra-cpu-experts: %s\n", n.c_str());
         std::fprintf(stderr, "%s\n", registry_.describe().c_str());
     }
 }

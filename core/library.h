@@ -17,6 +17,7 @@
 #include "weights/cache.h"
 #include "weights/prefetch.h"
 #include "dispatch/settings.h"
+#include "numa/topology.h"
 #include "stats.h"
 
 namespace memra {
@@ -27,6 +28,8 @@ public:
 
     const Settings &settings() const { return registry_.settings(); }
     const BackendRegistry &registry() const { return registry_; }
+    // The NUMA nodes, read at load (numa/topology.h).
+    const NumaMachine &numa() const { return numa_; }
     Stats &stats() { return stats_; }
     // Made on first use (a process that never reads a file maps nothing), ready for fork(): the
     // cache's and the prefetcher's pthread_atfork handlers are registered as each is made.
@@ -45,6 +48,7 @@ private:
 
     BackendRegistry registry_;  // owns the settings it was built from
     Stats &stats_;
+    NumaMachine numa_;
     std::once_flag cache_once_, prefetcher_once_;
     WeightCache *cache_ = nullptr;
     std::atomic<Prefetcher *> prefetcher_{nullptr};

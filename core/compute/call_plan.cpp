@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "compute/team_layout.h"
 #include "dispatch/backend_registry.h"
 #include "error.h"
 #include "memra/qtypes.h"
@@ -46,10 +47,15 @@ int32_t tile_rows_for(size_t row_bytes, int32_t out, size_t tile_bytes, size_t m
 
 size_t row_group(const PlannedProjection &p) { return static_cast<size_t>(std::max(p.kernel->row_group, 1)); }
 
+// A matrix's tiles, its rows split between the groups first.
 void append_tiles(std::vector<Tile> &tiles, int32_t expert, const PlannedProjection &p, size_t tile_bytes,
-                  size_t multiple) {
+                  size_t multiple, const int32_t *group_members, int32_t groups) {
     const int32_t tile_rows = tile_rows_for(p.row_bytes, p.out, tile_bytes, multiple);
-    for (int32_t r = 0; r < p.out; r += tile_rows) tiles.push_back({expert, r, std::min(p.out, r + tile_rows)});
+    int32_t bounds[kMaxTeamGroups + 1] = {0, p.out};
+    if (groups > 1) split_rows(p.out, static_cast<int32_t>(multiple), group_members, groups, bounds);
+    for (int32_t g = 0; g < groups; ++g)
+        for (int32_t r = bounds[g]; r < bounds[g + 1]; r += tile_rows)
+            tiles.push_back({expert, r, std::min(bounds[g + 1], r + tile_rows), g});
 }
 
 size_t matrix_bytes(const PlannedProjection &p) { return p.row_bytes * static_cast<size_t>(p.out); }
@@ -128,7 +134,8 @@ void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
 }
 
 // Gate and up share a shape; a gate/up tile's size counts the gate's bytes.
-void cut_tiles(CallPlan &plan, int32_t members) {
+void cut_tiles(CallPlan &plan, int32_t members, const int32_t *group_members, int32_t groups) {
+    if (!group_members || groups > kMaxTeamGroups) groups = 1;
     size_t gate_bytes = 0, down_bytes = 0;
     for (const ExpertPlan &e : plan.experts) {
         gate_bytes += matrix_bytes(e.gate());
@@ -141,9 +148,10 @@ void cut_tiles(CallPlan &plan, int32_t members) {
     for (size_t i = 0; i < plan.experts.size(); ++i) {
         const ExpertPlan &e = plan.experts[i];
         const size_t gate_up_multiple = std::lcm(std::lcm(size_t{kTileRowMultiple}, row_group(e.gate())), row_group(e.up()));
-        append_tiles(plan.gate_up_tiles, static_cast<int32_t>(i), e.gate(), gate_tile, gate_up_multiple);
+        append_tiles(plan.gate_up_tiles, static_cast<int32_t>(i), e.gate(), gate_tile, gate_up_multiple,
+                     group_members, groups);
         append_tiles(plan.down_tiles, static_cast<int32_t>(i), e.down(), down_tile,
-                     std::lcm(size_t{kTileRowMultiple}, row_group(e.down())));
+                     std::lcm(size_t{kTileRowMultiple}, row_group(e.down())), group_members, groups);
     }
 }
 

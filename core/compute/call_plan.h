@@ -65,6 +65,7 @@ struct ExpertPlan {
 struct Tile {
     int32_t expert;
     int32_t row_begin, row_end;
+    int32_t group = 0;  // the team group (NUMA node) whose rows these are (team_layout.h)
 };
 
 struct CallPlan {
@@ -95,7 +96,10 @@ void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
 
 // The tiles of every planned expert for a team of at most `members` threads. Each tile starts at a
 // multiple of its kernels' row_group (a repacked matrix is handed to its kernel in whole groups;
-// gate and up share their tiles, so both of theirs count).
-void cut_tiles(CallPlan &plan, int32_t members);
+// gate and up share their tiles, so both of theirs count). A team spread over `groups` groups
+// (NUMA nodes, team_layout.h) of `group_members` each gets every matrix's rows split between the
+// groups in proportion to their members, at such multiples (split_rows), each group's rows cut
+// into tiles of its own; the tiles stay in the flat team's order (by expert, then by row).
+void cut_tiles(CallPlan &plan, int32_t members, const int32_t *group_members = nullptr, int32_t groups = 1);
 
 }  // namespace memra

@@ -1,11 +1,8 @@
 #include "compute/execute.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <thread>
 
@@ -15,6 +12,7 @@
 #include "compute/scratch.h"
 #include "stats.h"
 #include "compute/team.h"
+#include "compute/team_layout.h"
 #include "weights/weight_source.h"
 
 namespace memra {
@@ -88,18 +86,40 @@ ExpertProgress *reset_progress(Workspace &ws, const CallPlan &plan) {
     return ws.progress.get();
 }
 
-// The CPUs the calling thread may run on (its affinity mask, which cgroup cpusets and taskset
-// narrow): a team larger than that only time-slices its members on the same cores, and a
-// member that loses its core holds up the down tiles waiting for its h. The engine passes
-// threads=8 by default, also on smaller machines.
-int32_t allowed_cpus() {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return std::numeric_limits<int32_t>::max();
-    return std::max(1, CPU_COUNT(&set));
+void fill_identity(std::vector<long> &items, long count) {
+    items.resize(static_cast<size_t>(count));
+    for (long i = 0; i < count; ++i) items[static_cast<size_t>(i)] = i;
 }
 
-// Results never depend on the team size (threads split rows, never a row's reduction).
-int32_t team_cap(int32_t threads) { return std::max(1, std::min(threads, allowed_cpus())); }
+// The call's items (tile indices, -1 - read) dealt to the layout's groups, each group's in the
+// call's order: a tile to the group of its rows, the reads in turn. Reused by the thread's calls.
+const TeamGroup *deal_to_groups(const std::vector<long> &items, const TeamLayout &layout, const CallPlan &plan) {
+    thread_local std::vector<std::vector<long>> lists;
+    thread_local std::vector<TeamGroup> groups;
+    const size_t n = static_cast<size_t>(layout.groups);
+    if (lists.size() < n) lists.resize(n);
+    groups.resize(n);
+    for (size_t g = 0; g < n; ++g) lists[g].clear();
+    const long n_gu = static_cast<long>(plan.gate_up_tiles.size());
+    size_t next_reader = 0;
+    for (long v : items) {
+        size_t g;
+        if (v < 0)
+            g = next_reader++ % n;
+        else
+            g = static_cast<size_t>(v < n_gu ? plan.gate_up_tiles[static_cast<size_t>(v)].group
+                                             : plan.down_tiles[static_cast<size_t>(v - n_gu)].group);
+        lists[g].push_back(v);
+    }
+    for (size_t g = 0; g < n; ++g) {
+        groups[g].items = lists[g].data();
+        groups[g].count = static_cast<long>(lists[g].size());
+        groups[g].helpers = layout.group_members[g] - (static_cast<int32_t>(g) == layout.caller_group ? 1 : 0);
+        groups[g].cpus = &layout.group_cpus[g];
+        groups[g].node = layout.group_node[g];
+    }
+    return groups.data();
+}
 
 void wait_until_set(const std::atomic<bool> &flag) {
     for (int spins = 0; !flag.load(std::memory_order_acquire); ++spins)
@@ -153,8 +173,12 @@ bool apply(const PlannedProjection &p, const Tile &tile, const uint8_t *x, size_
 // `reads`: the call's reads still to be made (CallWeights::begin), run as items between the tiles
 // (read_schedule.h); nullptr when every weight is resolved. Once one of them failed, tiles compute
 // nothing more that could read garbage (the call computes again, or fails, afterwards).
+// A team spread over NUMA nodes (layout.groups > 1) runs the same items in the same order, dealt
+// to the groups: each tile to the group whose rows it holds, the reads in turn (team.h,
+// run_team_groups; every group has a member, so nothing waits for a group nobody serves).
 void run_tiles(const BackendRegistry &registry, const CallPlan &plan, const float *inputs, uint8_t *base,
-               float *outputs, int32_t members, Workspace &ws, CallWeights *reads) {
+               float *outputs, const TeamLayout &layout, Workspace &ws, CallWeights *reads) {
+    const int32_t members = layout.members;
     const Tile *gu = plan.gate_up_tiles.data();
     const Tile *d = plan.down_tiles.data();
     const long n_gu = static_cast<long>(plan.gate_up_tiles.size());
@@ -236,21 +260,30 @@ void run_tiles(const BackendRegistry &registry, const CallPlan &plan, const floa
             down(tile);
         }
     };
-    if (!reads || reads->pending() == 0) {
+    const bool reading = reads && reads->pending() != 0;
+    if (!reading && layout.groups == 1) {
         run_team(team, n_gu + n_d, one_tile);
         return;
     }
     thread_local std::vector<long> caller_items;
     std::vector<long> &items = caller_items;  // the caller's, also in its helpers (not theirs)
-    schedule_items(plan, reads->pending_reads(), reads->pending(), [reads](size_t i) { return reads->pending_plan_expert(i); },
-                   items);
-    auto one_item = [&](long k) {
-        if (items[k] >= 0)
-            one_tile(items[k]);
+    if (reading)
+        schedule_items(plan, reads->pending_reads(), reads->pending(),
+                       [reads](size_t i) { return reads->pending_plan_expert(i); }, items);
+    else
+        fill_identity(items, n_gu + n_d);
+    auto one_value = [&](long v) {
+        if (v >= 0)
+            one_tile(v);
         else
-            reads->fetch(static_cast<size_t>(-1 - items[k]));
+            reads->fetch(static_cast<size_t>(-1 - v));
     };
-    run_team(team, static_cast<long>(items.size()), one_item);
+    if (layout.groups == 1) {
+        auto one_item = [&](long k) { one_value(items[k]); };
+        run_team(team, static_cast<long>(items.size()), one_item);
+        return;
+    }
+    run_team_groups(deal_to_groups(items, layout, plan), layout.groups, layout.caller_group, layout.pin_key, one_value);
 }
 
 // The token call's outputs: the route-weighted sum of the experts' down rows in expert order,
@@ -289,14 +322,14 @@ void execute(const BackendRegistry &registry, CallPlan &plan, const float *input
     file_weights.begin(plan);
     watch.restart();  // reading is io_ns and insert_ns, not prepare_ns
 
-    const int32_t members = team_cap(threads);
-    cut_tiles(plan, members);
+    const TeamLayout &layout = layout_team(threads, library.numa());
+    cut_tiles(plan, layout.members, layout.group_members, layout.groups);
     watch.lap_into(stats().prepare_ns);
 
-    run_tiles(registry, plan, inputs, base, outputs, members, ws, &file_weights);  // quantizes the input rows too
+    run_tiles(registry, plan, inputs, base, outputs, layout, ws, &file_weights);  // quantizes the input rows too
     // A read that failed: its error is thrown here (the outputs untouched), or the weights were
     // resolved again (a file changed under a read, a reader gave up) and the call computes again.
-    if (!file_weights.finish()) run_tiles(registry, plan, inputs, base, outputs, members, ws, nullptr);
+    if (!file_weights.finish()) run_tiles(registry, plan, inputs, base, outputs, layout, ws, nullptr);
     combine(plan, base, outputs);
     watch.lap_into(stats().compute_ns);
 }

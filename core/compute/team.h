@@ -15,6 +15,8 @@
 // next one, then sleeps.
 #pragma once
 
+#include <sched.h>
+
 #include <cstdint>
 
 namespace memra {
@@ -27,6 +29,36 @@ void run_team(int32_t size, long count, void (*work)(void *context, long i), voi
 template <class Work>
 void run_team(int32_t size, long count, Work &work) {
     run_team(size, count, [](void *context, long i) { (*static_cast<Work *>(context))(i); }, &work);
+}
+
+// Starts helpers until the calling thread has `wanted` (or one cannot be started); returns how
+// many it has, at most `wanted`. run_team_groups hands work to exactly these.
+int32_t team_helpers(int32_t wanted);
+
+// One group of a team spread over NUMA nodes (compute/team_layout.h): its items, its helpers and
+// the CPUs they run on.
+struct TeamGroup {
+    const long *items = nullptr;  // values handed to work(), taken in this order
+    long count = 0;
+    int32_t helpers = 0;          // this group's helpers (the caller's group counts the caller apart)
+    const cpu_set_t *cpus = nullptr;
+    int32_t node = 0;             // with the call's pin_key, names `cpus`
+};
+
+// The team of run_team, spread over groups: the calling thread's first team_helpers() helpers are
+// dealt to the groups in order (group 0's first), each pinned to its group's CPUs, and each member
+// takes its own group's items in order, then the other groups' (a group whose members finish early
+// helps the others: a member computes whole tiles, so who computes one never changes a bit).
+// (`pin_key`, a group's `node`) names its CPU set (the same pair, the same set): a helper is
+// re-pinned only when that pair changes, so a steady stream of calls makes no system call here. Every
+// group must have at least one member, or its items wait for the others to finish their own.
+void run_team_groups(const TeamGroup *groups, int32_t count, int32_t caller_group, uint64_t pin_key,
+                     void (*work)(void *context, long item), void *context);
+
+template <class Work>
+void run_team_groups(const TeamGroup *groups, int32_t count, int32_t caller_group, uint64_t pin_key, Work &work) {
+    run_team_groups(groups, count, caller_group, pin_key,
+                    [](void *context, long item) { (*static_cast<Work *>(context))(item); }, &work);
 }
 
 }  // namespace memra

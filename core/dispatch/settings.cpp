@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "dispatch/cpu_features.h"
+#include "numa/topology.h"
 
 namespace memra {
 namespace {
@@ -154,6 +155,24 @@ Settings read_settings(bool secure_execution) {
         s.direct_io = true;
     else if (!direct.empty() && direct != "0")
         s.problems.push_back("MEMRA_CPU_EXPERT_DIRECT_IO='" + direct + "' is not 0 or 1");
+
+    // Whether a call's team spreads over NUMA nodes (docs/numa.md). It chooses no code and no
+    // file, so it is read in a secure-execution process too.
+    const std::string numa = env("MEMRA_CPU_EXPERT_NUMA");
+    if (numa == "off")
+        s.numa = false;
+    else if (!numa.empty() && numa != "auto")
+        s.problems.push_back("MEMRA_CPU_EXPERT_NUMA='" + numa + "' is not auto or off");
+
+    // Fake nodes over real CPUs, so that the multi-node paths run on a one-node machine: a test
+    // override, like the disabled features.
+    s.numa_topology = choosing("MEMRA_CPU_EXPERT_NUMA_TOPOLOGY");
+    std::vector<NumaNode> fake;
+    std::string error;
+    if (!s.numa_topology.empty() && !parse_fake_topology(s.numa_topology, fake, error)) {
+        s.problems.push_back("MEMRA_CPU_EXPERT_NUMA_TOPOLOGY='" + s.numa_topology + "': " + error);
+        s.numa_topology.clear();
+    }
 
     if (secure_execution)
         s.log_notes.push_back("secure-execution process (setuid, setgid or file capabilities): " + not_read +

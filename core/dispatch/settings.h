@@ -16,6 +16,8 @@ struct Settings {
     uint64_t disabled_features = 0;    // MEMRA_CPU_EXPERT_DISABLE_FEATURES (testing/diagnosis)
     uint64_t cache_bytes = 0;          // MEMRA_CPU_EXPERT_CACHE_BYTES (default_cache_bytes())
     bool direct_io = false;            // MEMRA_CPU_EXPERT_DIRECT_IO=1: file weights bypass the page cache
+    bool numa = true;                  // MEMRA_CPU_EXPERT_NUMA=auto (default) or off (docs/numa.md)
+    std::string numa_topology;         // MEMRA_CPU_EXPERT_NUMA_TOPOLOGY, fake nodes for tests ("" = not set)
     bool secure_execution = false;     // setuid, setgid or file capabilities (see read_settings)
     std::vector<std::string> problems; // fatal: the library refuses to compute
     std::vector<std::string> warnings; // printed to stderr once
@@ -25,7 +27,8 @@ struct Settings {
 // Reads the process environment. In a secure-execution process (glibc's AT_SECURE, which is
 // what secure_getenv consults: setuid, setgid, file capabilities) whoever set the environment
 // may have fewer privileges than the process, so the variables that choose code or files
-// (the backend, the plugin directory, the CPU features, the cache budget) are not read, as
+// (the backend, the plugin directory, the CPU features, the cache budget, the fake NUMA
+// topology) are not read, as
 // ld.so does not read LD_LIBRARY_PATH there; a log note says so. MEMRA_CPU_EXPERT_LOG still is.
 Settings read_settings();
 

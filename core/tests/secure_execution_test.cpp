@@ -27,6 +27,7 @@ const std::map<std::string, std::string> kChoosing = {
     {"MEMRA_CPU_EXPERT_PLUGIN_DIR", "/nonexistent/memra"},
     {"MEMRA_CPU_EXPERT_DISABLE_FEATURES", "sse9"},
     {"MEMRA_CPU_EXPERT_CACHE_BYTES", "lots"},
+    {"MEMRA_CPU_EXPERT_NUMA_TOPOLOGY", "0:0;0:1"},
 };
 
 // Sets one variable for the test's duration.
@@ -52,6 +53,7 @@ TEST_P(ChoosingVariable, IsReadNormallyAndIgnoredUnderSecureExecution) {
     EXPECT_EQ(secure.plugin_dir, "");
     EXPECT_EQ(secure.disabled_features, 0u);
     EXPECT_EQ(secure.cache_bytes, default_cache_bytes());
+    EXPECT_EQ(secure.numa_topology, "");
     EXPECT_TRUE(secure.log) << "MEMRA_CPU_EXPERT_LOG chooses no code and must still work";
     ASSERT_EQ(secure.log_notes.size(), 1u);
     EXPECT_NE(secure.log_notes[0].find("set but ignored: " + GetParam()), std::string::npos) << secure.log_notes[0];
@@ -59,7 +61,8 @@ TEST_P(ChoosingVariable, IsReadNormallyAndIgnoredUnderSecureExecution) {
 
 INSTANTIATE_TEST_SUITE_P(SecureExecution, ChoosingVariable,
                          ::testing::Values("MEMRA_CPU_EXPERT_BACKEND", "MEMRA_CPU_EXPERT_PLUGIN_DIR",
-                                           "MEMRA_CPU_EXPERT_DISABLE_FEATURES", "MEMRA_CPU_EXPERT_CACHE_BYTES"),
+                                           "MEMRA_CPU_EXPERT_DISABLE_FEATURES", "MEMRA_CPU_EXPERT_CACHE_BYTES",
+                                           "MEMRA_CPU_EXPERT_NUMA_TOPOLOGY"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
                              return info.param.substr(std::string("MEMRA_CPU_EXPERT_").size());
                          });

@@ -2,8 +2,10 @@
 // every backend plugin found beside the library (its requirements, and usable or why not), the
 // backend `auto` picks, which plugin serves each format, and whether an environment variable
 // changes that choice. The same selection code as the library runs here, on the library's own
-// plugin directory; the library's own describe line is printed beside it as a cross-check.
+// plugin directory; the library's own describe line is printed beside it as a cross-check. It
+// also shows the NUMA nodes as the library reads them (numa/topology.h) and what it does with them.
 #include <dlfcn.h>
+#include <sched.h>
 
 #include <boost/program_options.hpp>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include "library_open.h"
 #include "library_path.h"
 #include "memra/qtypes.h"
+#include "numa/topology.h"
 
 namespace po = boost::program_options;
 
@@ -59,8 +62,53 @@ std::string environment_effect(const memra::BackendRegistry &with_env, const mem
     return diff.empty() ? "" : "the environment changes the choice: " + diff;
 }
 
+// The node's CPUs this process's affinity mask allows (as a calling thread of the engine with the
+// same mask would see them).
+std::string allowed_cpus(const memra::NumaNode &node) {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) != 0) return memra::format_cpu_list(node.cpus);
+    std::vector<int32_t> allowed;
+    for (int32_t c : node.cpus)
+        if (c < CPU_SETSIZE && CPU_ISSET(c, &mask)) allowed.push_back(c);
+    return memra::format_cpu_list(allowed);
+}
+
+void print_numa_text(const memra::NumaMachine &m) {
+    std::printf("\nnuma       %zu node%s (%s): %s\n", m.nodes.size(), m.nodes.size() == 1 ? "" : "s",
+                m.fake ? "MEMRA_CPU_EXPERT_NUMA_TOPOLOGY" : "sysfs", memra::numa_action(m).c_str());
+    for (const memra::NumaNode &n : m.nodes) {
+        const std::string cpus = memra::format_cpu_list(n.cpus), allowed = allowed_cpus(n);
+        const std::string mask = allowed == cpus ? "" : " (this process: " + (allowed.empty() ? "none" : allowed) + ")";
+        const std::string where = m.fake ? " on node " + std::to_string(n.memory_node) : "";
+        std::printf("node %-5d cpus %s%s, memory %llu MiB%s%s\n", n.id, cpus.c_str(), mask.c_str(),
+                    static_cast<unsigned long long>(n.memory_bytes >> 20), where.c_str(),
+                    n.memory_allowed ? "" : " (not allowed to this process)");
+    }
+    if (m.memory_policy != 0) std::printf("numa note  %s\n", memra::numa_policy_note(m).c_str());
+    if (m.balancing) std::printf("numa note  %s\n", memra::numa_balancing_warning().c_str());
+}
+
+void print_numa_json(memra::tools::JsonWriter &j, const memra::NumaMachine &m) {
+    j.key("numa").begin_object();
+    j.field("source", std::string(m.fake ? "MEMRA_CPU_EXPERT_NUMA_TOPOLOGY" : "sysfs"));
+    j.field("mode", std::string(m.numa_on ? "auto" : "off")).field("spread", m.enabled);
+    j.field("action", memra::numa_action(m));
+    j.field("balancing", m.balancing).field("memory_policy", static_cast<int64_t>(m.memory_policy));
+    j.key("nodes").begin_array();
+    for (const memra::NumaNode &n : m.nodes)
+        j.begin_object()
+            .field("id", static_cast<int64_t>(n.id))
+            .field("cpus", memra::format_cpu_list(n.cpus))
+            .field("allowed_cpus", allowed_cpus(n))
+            .field("memory_node", static_cast<int64_t>(n.memory_node))
+            .field("memory_bytes", static_cast<int64_t>(n.memory_bytes))
+            .field("memory_allowed", n.memory_allowed)
+            .end_object();
+    j.end_array().end_object();
+}
+
 void print_text(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, const Library &lib,
-                const std::string &effect) {
+                const std::string &effect, const memra::NumaMachine &numa) {
     std::printf("cpu        %s (%s)\n", cpu.model.c_str(), cpu.vendor.c_str());
     std::printf("features   %s\n", memra::cpu_feature_list(cpu.usable).c_str());
     std::printf("os state   ymm %s, zmm %s, amx tiles %s\n", cpu.os_ymm ? "saved" : "NOT saved",
@@ -86,12 +134,13 @@ void print_text(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, 
                         who != r.primary()->name ? "  (fallback: the chosen plugin does not serve it, or not on both paths)" : "");
         }
     }
+    print_numa_text(numa);
     if (!effect.empty()) std::printf("\nnote       %s\n", effect.c_str());
     std::printf("\nlibrary says: %s\n", lib.describe.c_str());
 }
 
 void print_json(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, const Library &lib,
-                const std::string &effect) {
+                const std::string &effect, const memra::NumaMachine &numa) {
     memra::tools::JsonWriter j(std::cout);
     j.begin_object();
     j.key("cpu").begin_object().field("model", cpu.model).field("vendor", cpu.vendor);
@@ -122,6 +171,7 @@ void print_json(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, 
     } else {
         j.field("reason", r.unusable_reason());
     }
+    print_numa_json(j, numa);
     j.field("environment_effect", effect);
     j.field("library_describe", lib.describe);
     j.end_object();
@@ -136,7 +186,8 @@ int main(int argc, char **argv) {
         "Examples:\n"
         "  memra-cpu-info\n"
         "  memra-cpu-info --json\n"
-        "  MEMRA_CPU_EXPERT_DISABLE_FEATURES=avx512f memra-cpu-info   # as on a CPU without AVX-512\n\n"
+        "  MEMRA_CPU_EXPERT_DISABLE_FEATURES=avx512f memra-cpu-info   # as on a CPU without AVX-512\n"
+        "  MEMRA_CPU_EXPERT_NUMA_TOPOLOGY='0:0;1:1' memra-cpu-info      # two fake NUMA nodes\n\n"
         "Options");
     options.add_options()("help,h", "show this help")("json", "print JSON instead of a table")(
         "lib", po::value<std::string>(), "library to inspect (default: MEMRA_CPU_EXPERT_LIB, else the one beside this tool)");
@@ -163,9 +214,13 @@ int main(int argc, char **argv) {
     const memra::BackendRegistry with_env(memra::read_settings(), cpu, lib.backend_dir);
     const memra::BackendRegistry without_env(memra::Settings{}, cpu, lib.backend_dir);
     const std::string effect = environment_effect(with_env, without_env);
+    memra::NumaSources sources;  // as the library reads them (library.cpp)
+    sources.fake_topology = with_env.settings().numa_topology;
+    sources.numa_on = with_env.settings().numa;
+    const memra::NumaMachine numa = memra::read_numa_machine(sources);
     if (vm.count("json"))
-        print_json(cpu, with_env, lib, effect);
+        print_json(cpu, with_env, lib, effect, numa);
     else
-        print_text(cpu, with_env, lib, effect);
+        print_text(cpu, with_env, lib, effect, numa);
     return with_env.usable() ? 0 : 1;
 }
