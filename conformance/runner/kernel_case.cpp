@@ -19,6 +19,7 @@ constexpr uint8_t kPoison = 0xCD;      // padding between activation rows, and o
 constexpr float kCanary = -7.25f;      // gemm output slots outside its rows keep this
 constexpr size_t kStridePad = 40;      // xq_stride beyond the row: not a multiple of 16
 constexpr size_t kLdyPad = 3;          // ldy beyond out: misaligns every row but the first
+constexpr size_t kCacheLine = 64;
 
 uint32_t bits_of(float f) {
     uint32_t u;
@@ -110,13 +111,21 @@ std::string KernelCase::compare_gemv(const memra_kernel_v2 &k) const {
     const size_t out = size_t(shape_.out);
     const std::vector<uint8_t> w = in_kernel_layout(k, weights_.data(), row_bytes_, shape_.out, shape_.in);
     std::vector<float> y(out);
-    for (int32_t j = 0; j < shape_.acts; ++j) {
-        const uint8_t *q = &xq_[size_t(j) * act_stride_];
-        const float *want = &ref_[size_t(j) * out];
-        k.gemv(w.data(), row_bytes_, shape_.out, shape_.in, q, y.data());
-        const std::string diff = first_difference(y.data(), want, out);
-        if (!diff.empty()) return "gemv, activation " + std::to_string(j) + ", row " + diff;
-    }
+    // At the vector's own address, and at a copy that starts on a cache line (a kernel may read
+    // rows that start on lines otherwise: simd/formats_float.h, gemv_on_lines).
+    std::vector<uint8_t> lines(w.size() + kCacheLine);
+    uint8_t *on_line = lines.data() + (kCacheLine - reinterpret_cast<uintptr_t>(lines.data()) % kCacheLine);
+    std::memcpy(on_line, w.data(), w.size());
+    for (const uint8_t *base : {w.data(), static_cast<const uint8_t *>(on_line)})
+        for (int32_t j = 0; j < shape_.acts; ++j) {
+            const uint8_t *q = &xq_[size_t(j) * act_stride_];
+            const float *want = &ref_[size_t(j) * out];
+            k.gemv(base, row_bytes_, shape_.out, shape_.in, q, y.data());
+            const std::string diff = first_difference(y.data(), want, out);
+            if (!diff.empty())
+                return std::string(base == on_line ? "gemv on cache lines" : "gemv") + ", activation " +
+                       std::to_string(j) + ", row " + diff;
+        }
     // The core hands kernels tiles that start at any row (of a repacked matrix: at any multiple
     // of the row group): rows g.. of a copy at an odd address.
     const size_t g = size_t(k.row_group);

@@ -10,8 +10,9 @@
 //   PairFma<V>: the word split into two f32 vectors and two vfmadds, run under MXCSR DAZ|FTZ (so
 //               that they round and flush as vdpbf16ps does; the instruction ignores MXCSR);
 //   PairDp<V>:  vdpbf16ps, where the build has AVX512_BF16.
-// The token path reads 32-byte vectors (GGUF data is 32-byte aligned: 64-byte loads would split
-// cache lines, see formats_float.h), the rows path the widest the build has.
+// The token path reads 64-byte vectors where the build has them and the rows start on cache
+// lines, else 32-byte ones (GGUF data is 32-byte aligned: 64-byte loads of it would split cache
+// lines, see formats_float.h); the rows path the widest the build has.
 #pragma once
 
 #include <algorithm>
@@ -69,17 +70,26 @@ struct PairDp : V {
 // registers with the loads (and, for PairFma, the split halves). Measured in cache on a Zen 5
 // (memra-bench-micro, 1536 x 4096): vdpbf16ps gemm 4 x 3 12.1-12.6 k rows/s against 9.1-10.3 k
 // with 2 x 4 (the F32-style order before: 7.6-8.2 k); gemv of 4 rows 54-58 GB/s (before: 47).
+//
+// The token path: GemvWide on rows that start on cache lines (gemv_on_lines), else Gemv. With
+// vdpbf16ps it streams ONE row at a time, like ggml's vec_dot: from memory, on a Zen 5 with the
+// other core busy, 4 rows at a time read 8 GB/s where one row read 11-13 (32-byte loads) and 15
+// (64-byte loads on lines); its 4 (or 2) accumulators are enough chains for the instruction.
+// The two-fma step keeps several rows: each lane's two fmas depend on each other.
 struct Bf16Paths {
 #if defined(__AVX512BF16__)
     using Gemv = PairDp<Vec256>;
+    using GemvWide = PairDp<Vec512>;
     using Gemm = PairDp<Vec512>;
-    static constexpr int kGemvRows = 4, kRows = 4, kActs = 3;
+    static constexpr int kGemvRows = 1, kRows = 4, kActs = 3;
 #elif defined(__AVX512F__)
     using Gemv = PairFma<Vec256>;
+    using GemvWide = PairFma<Vec512>;
     using Gemm = PairFma<Vec512>;
     static constexpr int kGemvRows = 4, kRows = 2, kActs = 4;
 #else
     using Gemv = PairFma<Vec256>;
+    using GemvWide = Gemv;
     using Gemm = PairFma<Vec256>;
     static constexpr int kGemvRows = 2, kRows = 1, kActs = 2;
 #endif
@@ -146,7 +156,7 @@ __attribute__((noinline)) void bf16_row_lanes(const uint8_t *w, size_t row_bytes
     [[maybe_unused]] DazFtzScope<S::kNeedsDazFtz> daz_ftz;
     int32_t r = 0;
     bf16_rows_by<S, Bf16Paths::kGemvRows>(w, row_bytes, r, rows, n64, x, lanes);
-    bf16_rows_by<S, 1>(w, row_bytes, r, rows, n64, x, lanes);
+    if constexpr (Bf16Paths::kGemvRows > 1) bf16_rows_by<S, 1>(w, row_bytes, r, rows, n64, x, lanes);
 }
 
 // r1 + r2 and the tail, as ggml: in double from 0.0 (so that -0.0 + -0.0 gives +0.0 as there),
@@ -180,10 +190,14 @@ inline void bf16_gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t 
     const uint8_t *x = static_cast<const uint8_t *>(xq);
     const int32_t n64 = n - n % kBf16Chunk;
     alignas(64) float lanes[kGemvGroup][kBf16PairLanes];
+    const bool on_lines = gemv_on_lines(w, row_bytes);
     for (int32_t r0 = 0; r0 < rows; r0 += kGemvGroup) {
         const int32_t count = std::min(kGemvGroup, rows - r0);
         const uint8_t *wg = w + size_t(r0) * row_bytes;
-        bf16_row_lanes<Bf16Paths::Gemv>(wg, row_bytes, count, n64, x, lanes);
+        if (on_lines)
+            bf16_row_lanes<Bf16Paths::GemvWide>(wg, row_bytes, count, n64, x, lanes);
+        else
+            bf16_row_lanes<Bf16Paths::Gemv>(wg, row_bytes, count, n64, x, lanes);
         for (int32_t r = 0; r < count; ++r) y[r0 + r] = bf16_finish(lanes[r], wg + size_t(r) * row_bytes, x, n64, n);
     }
 }

@@ -62,9 +62,11 @@ struct Vec512 {
 // loads), sized to the registers: AVX2 builds have 16, so one dot of 8 accumulators at a time;
 // AVX-512 builds have 32, so 2 rows x 2 activations of 4 accumulators. F32's gemv keeps 256-bit
 // loads: GGUF data is 32-byte aligned and 64-byte loads of it split cache lines (in-cache gemv
-// 22 GB/s with them against 41 with 256-bit loads on a Zen 5); on the rows path each load serves
-// 4 dots, which pays for the splits (gemm32 1.9 -> 2.5 GB/s against 1 row x 2 activations of
-// 256-bit accumulators).
+// 22 GB/s with them against 41 with 256-bit loads on a Zen 5), and even on rows that start on
+// cache lines 64-byte loads streamed no faster from memory (memra-bench --peer ggml, Zen 5, one
+// thread, three alternating rounds: memra/ggml 0.88-0.98 with them, 0.96-0.99 without); on the
+// rows path each load serves 4 dots, which pays for the splits (gemm32 1.9 -> 2.5 GB/s against
+// 1 row x 2 activations of 256-bit accumulators).
 struct F32 {
     using V = Vec256;  // gemv
 #ifdef __AVX512F__
@@ -139,6 +141,12 @@ inline void float_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint
             }
             y[size_t(j) * ldy + size_t(r)] = fold_lanes<V>(a);
         }
+}
+
+// Whether every row of a gemv starts on a cache line, so that 64-byte loads never split one
+// (formats_bf16.h reads its token path in 64-byte vectors then).
+inline bool gemv_on_lines(const uint8_t *w, size_t row_bytes) {
+    return ((reinterpret_cast<uintptr_t>(w) | row_bytes) & 63u) == 0;
 }
 
 // One row at a time: its accumulators are independent fma chains, and the weights arrive as one
