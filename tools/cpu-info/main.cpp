@@ -14,7 +14,7 @@
 
 #include "dispatch/backend_registry.h"
 #include "dispatch/cpu_features.h"
-#include "json_writer.h"
+#include "json.h"
 #include "library_open.h"
 #include "library_path.h"
 #include "memra/qtypes.h"
@@ -88,23 +88,23 @@ void print_numa_text(const memra::NumaMachine &m) {
     if (m.balancing) std::printf("numa note  %s\n", memra::numa_balancing_warning().c_str());
 }
 
-void print_numa_json(memra::tools::JsonWriter &j, const memra::NumaMachine &m) {
-    j.key("numa").begin_object();
-    j.field("source", std::string(m.fake ? "MEMRA_CPU_EXPERT_NUMA_TOPOLOGY" : "sysfs"));
-    j.field("mode", std::string(m.numa_on ? "auto" : "off")).field("spread", m.enabled);
-    j.field("action", memra::numa_action(m));
-    j.field("balancing", m.balancing).field("memory_policy", static_cast<int64_t>(m.memory_policy));
-    j.key("nodes").begin_array();
+memra::tools::Json numa_json(const memra::NumaMachine &m) {
+    using memra::tools::Json;
+    Json nodes = Json::array();
     for (const memra::NumaNode &n : m.nodes)
-        j.begin_object()
-            .field("id", static_cast<int64_t>(n.id))
-            .field("cpus", memra::format_cpu_list(n.cpus))
-            .field("allowed_cpus", allowed_cpus(n))
-            .field("memory_node", static_cast<int64_t>(n.memory_node))
-            .field("memory_bytes", static_cast<int64_t>(n.memory_bytes))
-            .field("memory_allowed", n.memory_allowed)
-            .end_object();
-    j.end_array().end_object();
+        nodes.push_back({{"id", n.id},
+                         {"cpus", memra::format_cpu_list(n.cpus)},
+                         {"allowed_cpus", allowed_cpus(n)},
+                         {"memory_node", n.memory_node},
+                         {"memory_bytes", static_cast<int64_t>(n.memory_bytes)},
+                         {"memory_allowed", n.memory_allowed}});
+    return Json{{"source", m.fake ? "MEMRA_CPU_EXPERT_NUMA_TOPOLOGY" : "sysfs"},
+                {"mode", m.numa_on ? "auto" : "off"},
+                {"spread", m.enabled},
+                {"action", memra::numa_action(m)},
+                {"balancing", m.balancing},
+                {"memory_policy", static_cast<int64_t>(m.memory_policy)},
+                {"nodes", nodes}};
 }
 
 void print_text(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, const Library &lib,
@@ -141,40 +141,40 @@ void print_text(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, 
 
 void print_json(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, const Library &lib,
                 const std::string &effect, const memra::NumaMachine &numa) {
-    memra::tools::JsonWriter j(std::cout);
-    j.begin_object();
-    j.key("cpu").begin_object().field("model", cpu.model).field("vendor", cpu.vendor);
-    j.key("features").begin_array();
+    using memra::tools::Json;
+    Json features = Json::array();
     for (int f = 0; f < MEMRA_CPU_FEATURE_COUNT; ++f)
-        if (cpu.usable & MEMRA_CPU_BIT(f)) j.value(memra::cpu_feature_name(static_cast<memra_cpu_feature>(f)));
-    j.end_array().field("os_ymm", cpu.os_ymm).field("os_zmm", cpu.os_zmm).field("os_tile", cpu.os_tile).end_object();
-    j.field("library", lib.path);
-    j.key("plugins").begin_array();
+        if (cpu.usable & MEMRA_CPU_BIT(f)) features.push_back(memra::cpu_feature_name(static_cast<memra_cpu_feature>(f)));
+    Json j{{"cpu",
+            {{"model", cpu.model},
+             {"vendor", cpu.vendor},
+             {"features", features},
+             {"os_ymm", cpu.os_ymm},
+             {"os_zmm", cpu.os_zmm},
+             {"os_tile", cpu.os_tile}}},
+           {"library", lib.path}};
+    Json &plugins = j["plugins"] = Json::array();
     for (const memra::PluginRecord &p : r.plugins())
-        j.begin_object()
-            .field("name", p.manifest.name)
-            .field("manifest", p.manifest.path)
-            .field("module", p.manifest.module_path)
-            .field("priority", static_cast<int64_t>(p.manifest.priority))
-            .field("requires", memra::cpu_feature_list(p.manifest.requires))
-            .field("usable", p.loaded)
-            .field("status", p.status)
-            .end_object();
-    j.end_array();
-    j.field("usable", r.usable());
+        plugins.push_back({{"name", p.manifest.name},
+                           {"manifest", p.manifest.path},
+                           {"module", p.manifest.module_path},
+                           {"priority", p.manifest.priority},
+                           {"requires", memra::cpu_feature_list(p.manifest.requires)},
+                           {"usable", p.loaded},
+                           {"status", p.status}});
+    j["usable"] = r.usable();
     if (r.usable()) {
-        j.field("backend", std::string(r.primary()->name));
-        j.field("selection", r.settings().backend == "auto" ? std::string("auto") : std::string("forced"));
-        j.key("formats").begin_object();
-        for (const memra_qtype_info &q : memra_qtype_table) j.field(q.name, backend_for(r, q.id));
-        j.end_object();
+        j["backend"] = std::string(r.primary()->name);
+        j["selection"] = r.settings().backend == "auto" ? "auto" : "forced";
+        Json &formats = j["formats"] = Json::object();
+        for (const memra_qtype_info &q : memra_qtype_table) formats[q.name] = backend_for(r, q.id);
     } else {
-        j.field("reason", r.unusable_reason());
+        j["reason"] = r.unusable_reason();
     }
-    print_numa_json(j, numa);
-    j.field("environment_effect", effect);
-    j.field("library_describe", lib.describe);
-    j.end_object();
+    j["numa"] = numa_json(numa);
+    j["environment_effect"] = effect;
+    j["library_describe"] = lib.describe;
+    std::cout << memra::tools::dump_json(j);
     std::cout << "\n";
 }
 

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "gguf_file.h"
-#include "json_writer.h"
+#include "json.h"
 #include "memra/qtypes.h"
 #include "moe_layout.h"
 
@@ -83,60 +83,61 @@ void print_table(const File &f) {
                     type_of(l.up).c_str(), type_of(l.down).c_str(), l.usable() ? "yes" : ("no: " + l.problem).c_str());
 }
 
-void json_value(tools::JsonWriter &j, const gguf::Value &v) {
+tools::Json json_value(const gguf::Value &v) {
     switch (v.type) {
-    case ValueType::STRING: j.value(v.s); break;
-    case ValueType::BOOL: j.value(v.u != 0); break;
-    case ValueType::FLOAT32: case ValueType::FLOAT64: j.value(v.f); break;
-    case ValueType::INT8: case ValueType::INT16: case ValueType::INT32: case ValueType::INT64: j.value(v.i); break;
-    case ValueType::ARRAY:
-        j.begin_object().field("element_type", gguf::value_type_name(uint32_t(v.elem_type)))
-            .field("count", int64_t(v.count)).key("head").begin_array();
-        for (const gguf::Value &e : v.head) json_value(j, e);
-        j.end_array().end_object();
-        break;
-    default: j.value(int64_t(v.u));  // u64 values above 2^63 do not occur in real files
+    case ValueType::STRING: return v.s;
+    case ValueType::BOOL: return v.u != 0;
+    case ValueType::FLOAT32: case ValueType::FLOAT64: return v.f;
+    case ValueType::INT8: case ValueType::INT16: case ValueType::INT32: case ValueType::INT64: return v.i;
+    case ValueType::ARRAY: {
+        tools::Json head = tools::Json::array();
+        for (const gguf::Value &e : v.head) head.push_back(json_value(e));
+        return {{"element_type", gguf::value_type_name(uint32_t(v.elem_type))}, {"count", v.count}, {"head", head}};
+    }
+    default: return v.u;
     }
 }
 
 void print_json(const File &f) {
+    using tools::Json;
     const Model &m = f.model();
-    tools::JsonWriter j(std::cout);
-    j.begin_object().field("file", f.path()).field("file_size", int64_t(m.file_size))
-        .field("version", int64_t(m.version)).field("tensor_count", int64_t(m.tensors.size()))
-        .field("kv_count", int64_t(m.kvs.size())).field("alignment", int64_t(m.alignment))
-        .field("data_offset", int64_t(m.data_offset));
-    j.key("kvs").begin_array();
-    for (const gguf::KeyValue &kv : m.kvs) {
-        j.begin_object().field("key", kv.key).field("type", gguf::value_type_name(uint32_t(kv.value.type))).key("value");
-        json_value(j, kv.value);
-        j.end_object();
-    }
-    j.end_array().key("tensors").begin_array();
-    for (const TensorInfo &t : m.tensors) {
-        j.begin_object().field("name", t.name).field("type", gguf::tensor_type_name(t.type)).field("type_id", int64_t(t.type));
-        j.key("shape").begin_array();
-        for (uint64_t d : t.dims) j.value(int64_t(d));
-        j.end_array().field("offset", int64_t(t.offset)).key("bytes");
-        if (t.bytes) j.value(int64_t(*t.bytes)); else j.value("unknown");
-        j.field("supported", gguf::library_supports(t.type)).end_object();
-    }
-    j.end_array().key("formats").begin_array();
-    for (const FormatUse &f : formats_used(m))
-        j.begin_object().field("type", gguf::tensor_type_name(f.type)).field("tensors", int64_t(f.tensors))
-            .field("bytes", int64_t(f.bytes)).field("supported", gguf::library_supports(f.type)).end_object();
-    j.end_array().key("moe_layers").begin_array();
+    Json j{{"file", f.path()},
+           {"file_size", m.file_size},
+           {"version", m.version},
+           {"tensor_count", m.tensors.size()},
+           {"kv_count", m.kvs.size()},
+           {"alignment", m.alignment},
+           {"data_offset", m.data_offset}};
+    Json &kvs = j["kvs"] = Json::array();
+    for (const gguf::KeyValue &kv : m.kvs)
+        kvs.push_back({{"key", kv.key}, {"type", gguf::value_type_name(uint32_t(kv.value.type))}, {"value", json_value(kv.value)}});
+    Json &tensors = j["tensors"] = Json::array();
+    for (const TensorInfo &t : m.tensors)
+        tensors.push_back({{"name", t.name},
+                           {"type", gguf::tensor_type_name(t.type)},
+                           {"type_id", t.type},
+                           {"shape", t.dims},
+                           {"offset", t.offset},
+                           {"bytes", t.bytes ? Json(*t.bytes) : Json("unknown")},
+                           {"supported", gguf::library_supports(t.type)}});
+    Json &formats = j["formats"] = Json::array();
+    for (const FormatUse &u : formats_used(m))
+        formats.push_back({{"type", gguf::tensor_type_name(u.type)},
+                           {"tensors", u.tensors},
+                           {"bytes", u.bytes},
+                           {"supported", gguf::library_supports(u.type)}});
+    Json &layers = j["moe_layers"] = Json::array();
     for (const gguf::MoeLayer &l : gguf::find_moe_layers(m)) {
-        j.begin_object().field("layer", int64_t(l.layer)).field("n_expert", int64_t(l.n_expert))
-            .field("n_embd", int64_t(l.n_embd)).field("n_ff", int64_t(l.n_ff));
+        Json layer{{"layer", l.layer}, {"n_expert", l.n_expert}, {"n_embd", l.n_embd}, {"n_ff", l.n_ff}};
         for (auto [proj, t] : {std::pair{"gate", l.gate}, {"up", l.up}, {"down", l.down}})
-            j.field(proj, t ? gguf::tensor_type_name(t->type) : std::string());
-        j.field("supported", l.usable()).field("problem", l.problem).end_object();
+            layer[proj] = t ? gguf::tensor_type_name(t->type) : std::string();
+        layer["supported"] = l.usable();
+        layer["problem"] = l.problem;
+        layers.push_back(std::move(layer));
     }
-    j.end_array().key("library_formats").begin_array();
-    for (const memra_qtype_info &q : memra_qtype_table) j.value(q.name);
-    j.end_array().end_object();
-    std::cout << "\n";
+    Json &names = j["library_formats"] = Json::array();
+    for (const memra_qtype_info &q : memra_qtype_table) names.push_back(q.name);
+    std::cout << tools::dump_json(j) << "\n";
 }
 
 }  // namespace

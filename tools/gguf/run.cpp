@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "cli.h"
-#include "json_writer.h"
+#include "json.h"
 #include "layer_experts.h"
 #include "library_path.h"
 #include "scalar_check.h"
@@ -107,27 +107,36 @@ void report(const RunOptions &o, const gguf::MoeLayer &layer, const LayerExperts
     const double gbps = double(experts.weight_bytes()) / median / 1e9;
     auto type = [](const gguf::TensorInfo *t) { return gguf::tensor_type_name(t->type); };
     if (o.json) {
-        tools::JsonWriter j(std::cout);
-        j.begin_object().field("file", o.path).field("layer", int64_t(o.layer)).field("n_embd", int64_t(layer.n_embd))
-            .field("n_ff", int64_t(layer.n_ff)).field("gate", type(layer.gate)).field("up", type(layer.up))
-            .field("down", type(layer.down)).key("experts").begin_array();
-        for (uint32_t e : o.experts) j.value(int64_t(e));
-        j.end_array().key("weights").begin_array();
-        for (float w : o.weights) j.value(double(w));
-        j.end_array().field("tokens", int64_t(o.tokens)).field("rows", int64_t(o.rows)).field("source", o.source).field("threads", int64_t(o.threads))
-            .field("library", o.lib).field("describe", library_line)
-            .key("latency_us").begin_object().field("first", m.latency_s.front() * 1e6).field("median", median * 1e6)
-            .field("p90", p90 * 1e6).end_object()
-            .field("weight_bytes_per_token", int64_t(experts.weight_bytes())).field("gb_per_s", gbps)
-            .key("cache").begin_object().field("hits", int64_t(m.cache[0])).field("misses", int64_t(m.cache[1]))
-            .field("read_bytes", int64_t(m.cache[2])).field("resident_bytes", int64_t(m.cache[3])).end_object()
-            .key("profile_ns").begin_object().field("prepare", int64_t(m.profile[0])).field("io", int64_t(m.profile[1]))
-            .field("insert", int64_t(m.profile[2])).field("compute", int64_t(m.profile[3])).end_object();
-        j.key("scalar_check").begin_object().field("done", c.done);
-        if (c.done)
-            j.field("max_rel_l2", c.max_rel_l2).field("identical", c.identical)
-                .field("pass", c.pass).field("failure", c.failure);
-        j.end_object().end_object();
+        using tools::Json;
+        Json j{{"file", o.path},
+               {"layer", o.layer},
+               {"n_embd", layer.n_embd},
+               {"n_ff", layer.n_ff},
+               {"gate", type(layer.gate)},
+               {"up", type(layer.up)},
+               {"down", type(layer.down)},
+               {"experts", o.experts},
+               {"weights", Json::array()},
+               {"tokens", o.tokens},
+               {"rows", o.rows},
+               {"source", o.source},
+               {"threads", o.threads},
+               {"library", o.lib},
+               {"describe", library_line},
+               {"latency_us", {{"first", m.latency_s.front() * 1e6}, {"median", median * 1e6}, {"p90", p90 * 1e6}}},
+               {"weight_bytes_per_token", experts.weight_bytes()},
+               {"gb_per_s", gbps},
+               {"cache", {{"hits", m.cache[0]}, {"misses", m.cache[1]}, {"read_bytes", m.cache[2]}, {"resident_bytes", m.cache[3]}}},
+               {"profile_ns", {{"prepare", m.profile[0]}, {"io", m.profile[1]}, {"insert", m.profile[2]}, {"compute", m.profile[3]}}}};
+        for (float w : o.weights) j["weights"].push_back(double(w));
+        Json &check = j["scalar_check"] = {{"done", c.done}};
+        if (c.done) {
+            check["max_rel_l2"] = c.max_rel_l2;
+            check["identical"] = c.identical;
+            check["pass"] = c.pass;
+            check["failure"] = c.failure;
+        }
+        std::cout << tools::dump_json(j);
         std::cout << "\n";
         return;
     }

@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "cli.h"
-#include "json_writer.h"
+#include "json.h"
 #include "memra/qtypes.h"
 #include "moe_layout.h"
 #include "synth_model.h"
@@ -82,13 +82,12 @@ int synth_main(int argc, char **argv) {
     const uint64_t bytes = weight_bytes(o);
     auto name = [](uint32_t t) { return gguf::tensor_type_name(t); };
     if (vm.count("json")) {
-        tools::JsonWriter j(std::cout);
-        j.begin_object().field("file", out_path).field("preset", s.preset).field("architecture", s.architecture)
-            .field("n_embd", int64_t(s.n_embd)).field("n_ff", int64_t(s.n_ff)).field("n_expert", int64_t(s.n_expert))
-            .field("layers", int64_t(s.layers)).field("gate", name(formats[0])).field("up", name(formats[1]))
-            .field("down", name(formats[2])).field("seed", int64_t(o.seed)).field("tensors", int64_t(3 * s.layers))
-            .field("weight_bytes", int64_t(bytes)).field("seconds", seconds).end_object();
-        std::cout << "\n";
+        const tools::Json j{{"file", out_path},          {"preset", s.preset},         {"architecture", s.architecture},
+                            {"n_embd", s.n_embd},          {"n_ff", s.n_ff},             {"n_expert", s.n_expert},
+                            {"layers", s.layers},          {"gate", name(formats[0])},   {"up", name(formats[1])},
+                            {"down", name(formats[2])},    {"seed", o.seed},             {"tensors", 3 * s.layers},
+                            {"weight_bytes", bytes},       {"seconds", seconds}};
+        std::cout << tools::dump_json(j) << "\n";
     } else {
         std::printf("wrote %s: %s (%s), %u layer%s x %u experts, n_embd %u, n_ff %u\n"
                     "  gate %s, up %s, down %s; %u tensors, %.1f MiB of weights, seed %llu, %.2f s\n",
