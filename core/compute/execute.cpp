@@ -86,6 +86,7 @@ ExpertProgress *reset_progress(Workspace &ws, const CallPlan &plan) {
     return ws.progress.get();
 }
 
+// The items of a call without reads: its tiles, in order.
 void fill_identity(std::vector<long> &items, long count) {
     items.resize(static_cast<size_t>(count));
     for (long i = 0; i < count; ++i) items[static_cast<size_t>(i)] = i;

@@ -128,11 +128,14 @@ MEMRA_CHILD_SCENARIO(Results) {
         return;
     }
     ASSERT_FALSE(helpers.empty());
-    for (const std::string &cpus : helpers)
-        if (fake && std::string(fake) == "0:0;1:1" && CPU_ISSET(0, &mask) && CPU_ISSET(1, &mask))
+    const bool two_fake_nodes = fake && std::string(fake) == "0:0;1:1" && CPU_ISSET(0, &mask) && CPU_ISSET(1, &mask);
+    for (const std::string &cpus : helpers) {
+        if (two_fake_nodes) {
             EXPECT_TRUE(cpus == "0" || cpus == "1") << "a helper runs on " << cpus << ", not on one node";
-        else if (!fake)
+        } else if (!fake) {
             EXPECT_NE(cpus.find_first_of(",-"), std::string::npos) << "a helper was pinned with NUMA off: " << cpus;
+        }
+    }
 }
 
 // NUMA off is today's team; the fake topologies spread it over two nodes (in either order), or
