@@ -125,6 +125,13 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
     }
 }
 
+// A wider layer's rows path of a format (kEnabled, gemm(...) replacing the tiles below):
+// specialized by simd/wide512_q8_0_act.h in the AVX-512 build only (activation pairs).
+template <class F, class = void>
+struct WidePairs {
+    static constexpr bool kEnabled = false;
+};
+
 // The rows path's rows per tile: 8 for the 32/64-element formats (each prepared activation block
 // shared by twice the rows; their decoded blocks are small), 4 for the super-block formats
 // (8 decoded super-blocks spilled out of L1 on the AVX-512 build, memra-bench-micro 2026-12-03).
@@ -192,11 +199,23 @@ inline void prepare_window(typename F::Act *x, const uint8_t *xq, int32_t b0, in
     for (int32_t b = b0; b < b1; ++b) x[b - b0] = F::act(xq + size_t(b) * F::kActBytes);
 }
 
+// A wider layer's token path of a format's 4-row tiles (kEnabled, tile(acc, w, row_bytes, b0, b1,
+// x)): specialized by simd/wide512_q8_0_act.h in the AVX-512 build only (row pairs in 512-bit
+// registers), with the same float side.
+template <class F, class = void>
+struct TokenRowPairs {
+    static constexpr bool kEnabled = false;
+};
+
 // acc[r] + the dot of blocks [b0, b1) of row r (R rows from w) against the prepared window:
 // the R rows' accumulators are one vector (simd/row_sums.h), kept in a register for the loop.
 template <class F, int R>
 inline void token_tile(float acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
                        const typename F::Act *x) {
+    if constexpr (TokenRowPairs<F>::kEnabled && R == 4) {
+        TokenRowPairs<F>::tile(acc_io, w, row_bytes, b0, b1, x);
+        return;
+    }
     using V = RowVec<R>;
     typename V::F acc = V::load(acc_io);
     PrefetchAhead<F, R> prefetch(b0, row_bytes);
@@ -259,6 +278,10 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
         for (int32_t j = 0; j < m; j += kMaxM)
             gemm<F>(w, row_bytes, rows, n, x + size_t(j) * xq_stride, xq_stride, m - j < kMaxM ? m - j : kMaxM,
                     y + size_t(j) * ldy, ldy);
+        return;
+    }
+    if constexpr (WidePairs<F>::kEnabled) {
+        WidePairs<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
         return;
     }
     constexpr int R = gemm_rows<F>();

@@ -168,3 +168,8 @@ struct NVFP4 {
 };
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
+
+// The AVX-512 build's row-pair token path of Q8_0 and Q4_0 (simd/common.h TokenRowPairs).
+#ifdef MEMRA_SIMD_WIDE512
+#include "simd/wide512_q8_0_act.h"
+#endif

@@ -31,7 +31,10 @@ struct RowVec {
         else _mm_storeu_ps(p, v);
     }
     static F zero() { return _mm_setzero_ps(); }
-    static F set1(float v) { return _mm_set1_ps(v); }
+    static F set1(float v) {  // R = 1 uses lane 0 only: no broadcast
+        if constexpr (R == 1) return _mm_set_ss(v);
+        else return _mm_set1_ps(v);
+    }
     static F cvt(I v) { return _mm_cvtepi32_ps(v); }
     static F mul(F a, F b) { return _mm_mul_ps(a, b); }
     // acc + S * D, one rounding per lane (scalar/block_order.h fma_block)
@@ -150,9 +153,17 @@ struct ScaleAndMinTerms {
     template <int R>
     static inline void combine(typename RowVec<R>::F &acc, const Scales<R> &w, const Ints *ints, const Act &x) {
         using V = RowVec<R>;
+        const float D_a = Act::scale(x);
+        if constexpr (R == 1) {  // S and M of one row in one reduction: [S, M, S, M]
+            const __m256i t = _mm256_hadd_epi32(ints[0].s, ints[0].m);  // [s s m m | s s m m]
+            const __m128i u = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+            const __m128 SM = _mm_cvtepi32_ps(_mm_hadd_epi32(u, u));
+            acc = V::fma(SM, V::mul(w.d, V::set1(D_a)), acc);
+            acc = V::fma(_mm_movehdup_ps(SM), V::mul(w.dmin, V::set1(-D_a)), acc);
+            return;
+        }
         __m256i s[R], m[R];
         for (int r = 0; r < R; ++r) s[r] = ints[r].s, m[r] = ints[r].m;
-        const float D_a = Act::scale(x);
         acc = V::fma(V::cvt(row_sums<R>(s)), V::mul(w.d, V::set1(D_a)), acc);
         acc = V::fma(V::cvt(row_sums<R>(m)), V::mul(w.dmin, V::set1(-D_a)), acc);
     }

@@ -1,0 +1,160 @@
+// The AVX-512 build's pair forms of the 32-element formats, included by simd/formats_q8_0_act.h
+// only where the ISA selection defines MEMRA_SIMD_WIDE512:
+//  - the token path of Q8_0 and Q4_0 on row pairs (TokenRowPairs): a tile's 4 rows as two 512-bit
+//    registers (row r in the low half, row r + 1 in the high half), so one decode and one
+//    vpdpbusd serve two rows;
+//  - the rows path of Q8_0, Q4_0 and MXFP4 on activation pairs (WidePairs): 8 rows x activations
+//    j and j + 1, one vpdpbusd per (row, activation pair).
+// The int lanes are then summed exactly into one vector of block sums per (rows, activations)
+// (an integer shuffle tree), converted once and fma'd with the matching d_w * d_a: the float side
+// of simd/row_sums.h, so the results are those of every other build.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "simd/formats_q8_0_act.h"
+
+namespace memra::simd::MEMRA_SIMD_NS {
+
+// [a0+a1, a2+a3, b0+b1, b2+b3] in every 128-bit lane, as vphaddd does on 256 bits.
+inline __m512i hadd512(__m512i a, __m512i b) {
+    const __m512 fa = _mm512_castsi512_ps(a), fb = _mm512_castsi512_ps(b);
+    return _mm512_add_epi32(_mm512_castps_si512(_mm512_shuffle_ps(fa, fb, 0x88)),
+                            _mm512_castps_si512(_mm512_shuffle_ps(fa, fb, 0xDD)));
+}
+
+// A = [row 0 lanes | row 1 lanes], B = [row 2 | row 3] -> [S0, S1, S2, S3].
+inline __m128i row_pair_sums(__m512i A, __m512i B) {
+    const __m512i h = hadd512(A, B);   // lane k: [A_k pairs, B_k pairs]
+    const __m512i q = hadd512(h, h);   // lane k: [A_k quad, B_k quad, A_k quad, B_k quad]
+    const __m512i t = _mm512_add_epi32(q, _mm512_shuffle_i64x2(q, q, 0xB1));  // lane 0: rows 0, 2; lane 2: rows 1, 3
+    return _mm_unpacklo_epi32(_mm512_castsi512_si128(t), _mm512_extracti32x4_epi32(t, 2));
+}
+
+inline uint16_t fp16_bits(const uint8_t *p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return h;
+}
+
+// The token path of a tile of 4 rows (simd/common.h TokenRowPairs) for a Block32 format whose
+// P gives pair(p0, p1): the unsigned bytes w + K of rows p0 and p1 in one register.
+template <class F, class P>
+struct RowPairsTokenTile {
+    static constexpr bool kEnabled = true;
+    static inline void tile(float acc_io[4], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
+                            const typename F::Act *x) {
+        __m128 acc = _mm_loadu_ps(acc_io);
+        PrefetchAhead<F, 4> prefetch(b0, row_bytes);
+        for (int32_t b = b0; b < b1; ++b) {
+            const size_t ahead = prefetch.at_block(b);
+            const uint8_t *p[4];
+            for (int r = 0; r < 4; ++r) {
+                p[r] = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
+                _mm_prefetch(reinterpret_cast<const char *>(p[r] + ahead), _MM_HINT_T1);
+            }
+            const typename F::Act &xa = x[b - b0];
+            const __m512i a = _mm512_broadcast_i64x4(xa.a), base = _mm512_broadcast_i64x4(xa.base);
+            const __m512i A = _mm512_dpbusd_epi32(base, P::pair(p[0], p[1]), a);
+            const __m512i B = _mm512_dpbusd_epi32(base, P::pair(p[2], p[3]), a);
+            const __m128 d_w = _mm_cvtph_ps(_mm_setr_epi16(short(fp16_bits(p[0])), short(fp16_bits(p[1])),
+                                                           short(fp16_bits(p[2])), short(fp16_bits(p[3])), 0, 0, 0, 0));
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_pair_sums(A, B)), _mm_mul_ps(d_w, _mm_set1_ps(xa.d)), acc);
+        }
+        _mm_storeu_ps(acc_io, acc);
+    }
+};
+
+struct Q8_0RowPair {  // w + 128 as unsigned bytes
+    static_assert(kQ8_0Offset == 128, "the pair form is the offset form");
+    static inline __m512i pair(const uint8_t *p0, const uint8_t *p1) {
+        const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
+        return _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80)));
+    }
+};
+
+struct Q4_0RowPair {  // the nibbles, q + 8
+    static inline __m512i pair(const uint8_t *p0, const uint8_t *p1) {
+        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(load128(p0 + 2))),
+                                             _mm256_broadcastsi128_si256(load128(p1 + 2)), 1);
+        return _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
+    }
+};
+
+// The rows path of a Block32 format (offset form) on 8 rows x activation pairs: z[r] = row r's
+// lanes against [activation j | activation j + 1]; the 16 block sums come out as
+// [rows 0-3 of j, rows 0-3 of j + 1, rows 4-7 of j, rows 4-7 of j + 1], one zmm accumulator per
+// activation pair. An odd m pairs the last activation with itself; that half is dropped.
+inline __m512i pair_rows_sums(const __m512i z[8]) {
+    const __m512i x = hadd512(hadd512(z[0], z[1]), hadd512(z[2], z[3]));  // lane k: rows 0-3, 128-bit lane k of each
+    const __m512i y = hadd512(hadd512(z[4], z[5]), hadd512(z[6], z[7]));
+    return _mm512_add_epi32(_mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(2, 0, 2, 0)),
+                            _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+inline __m512 quad_lanes(__m128 lo, __m128 hi) {  // [lo, lo, hi, hi]
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set_m128(lo, lo)), _mm256_set_m128(hi, hi), 1);
+}
+
+template <class F>
+struct PairsRowsPath {
+    static constexpr bool kEnabled = true;
+    static inline void tile8(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
+                             int32_t m, float *y, size_t ldy) {
+        const int32_t pairs = (m + 1) / 2;
+        __m512 acc[kMaxM / 2];
+        for (int32_t q = 0; q < pairs; ++q) acc[q] = _mm512_setzero_ps();
+        typename F::Block blk[8];
+        const int32_t nb = n / F::kElems;
+        for (int32_t b = 0; b < nb; ++b) {
+            decode_rows<F, 8>(w, row_bytes, b, blk);
+            __m512i wz[8];
+            for (int r = 0; r < 8; ++r) wz[r] = _mm512_broadcast_i64x4(blk[r].w);
+            const __m512 d_w = quad_lanes(_mm_setr_ps(blk[0].d, blk[1].d, blk[2].d, blk[3].d),
+                                          _mm_setr_ps(blk[4].d, blk[5].d, blk[6].d, blk[7].d));
+            const uint8_t *xb = xq + size_t(b) * F::kActBytes;
+            for (int32_t q = 0; q < pairs; ++q) {
+                const int32_t j1 = 2 * q + 1 < m ? 2 * q + 1 : 2 * q;
+                const typename F::Act x0 = F::act(xb + size_t(2 * q) * xq_stride), x1 = F::act(xb + size_t(j1) * xq_stride);
+                const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(x0.a), x1.a, 1);
+                const __m512i base = _mm512_inserti64x4(_mm512_castsi256_si512(x0.base), x1.base, 1);
+                __m512i z[8];
+                for (int r = 0; r < 8; ++r) z[r] = _mm512_dpbusd_epi32(base, wz[r], a);
+                const __m128 d0 = _mm_set1_ps(x0.d), d1 = _mm_set1_ps(x1.d);
+                const __m512 d_a = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set_m128(d1, d0)), _mm256_set_m128(d1, d0), 1);
+                acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pair_rows_sums(z)), _mm512_mul_ps(d_w, d_a), acc[q]);
+            }
+        }
+        for (int32_t q = 0; q < pairs; ++q) {
+            alignas(64) float out[16];
+            _mm512_store_ps(out, acc[q]);
+            for (int h = 0; h < 2; ++h) {  // h: activation 2q + h
+                if (2 * q + h >= m) break;
+                float *row = y + size_t(2 * q + h) * ldy;
+                for (int r = 0; r < 4; ++r) row[r] = out[4 * h + r], row[4 + r] = out[8 + 4 * h + r];
+            }
+        }
+    }
+    static inline void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const uint8_t *x,
+                            size_t xq_stride, int32_t m, float *y, size_t ldy) {
+        int32_t r = 0;
+        for (; r + 8 <= rows; r += 8) tile8(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        for (; r + 4 <= rows; r += 4) tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    }
+};
+
+template <>
+struct WidePairs<Q8_0> : PairsRowsPath<Q8_0> {};
+template <>
+struct WidePairs<Q4_0> : PairsRowsPath<Q4_0> {};
+template <>
+struct WidePairs<MXFP4> : PairsRowsPath<MXFP4> {};
+
+template <>
+struct TokenRowPairs<Q8_0> : RowPairsTokenTile<Q8_0, Q8_0RowPair> {};
+template <>
+struct TokenRowPairs<Q4_0> : RowPairsTokenTile<Q4_0, Q4_0RowPair> {};
+
+}  // namespace memra::simd::MEMRA_SIMD_NS
