@@ -3,8 +3,8 @@
 //  - the token path of Q8_0 and Q4_0 on row pairs (TokenRowPairs): a tile's 4 rows as two 512-bit
 //    registers (row r in the low half, row r + 1 in the high half), so one decode and one
 //    vpdpbusd serve two rows;
-//  - the rows path of Q8_0, Q4_0 and MXFP4 on activation pairs (WidePairs): 8 rows x activations
-//    j and j + 1, one vpdpbusd per (row, activation pair).
+//  - the rows path of Q8_0, Q4_0, MXFP4 and NVFP4 on activation pairs (WidePairs): 8 rows x
+//    activations j and j + 1, one vpdpbusd per (row, activation pair, 32 values).
 // The int lanes are then summed exactly into one vector of block sums per (rows, activations)
 // (an integer shuffle tree), converted once and fma'd with the matching d_w * d_a: the float side
 // of simd/row_sums.h, so the results are those of every other build.
@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <type_traits>
 
 #include "simd/formats_q8_0_act.h"
 
@@ -87,19 +88,60 @@ struct Q4_0RowPair {  // the nibbles, q + 8
 // lanes against [activation j | activation j + 1]; the 16 block sums come out as
 // [rows 0-3 of j, rows 0-3 of j + 1, rows 4-7 of j, rows 4-7 of j + 1], one zmm accumulator per
 // activation pair. An odd m pairs the last activation with itself; that half is dropped.
-inline __m512i pair_rows_sums(const __m512i z[8]) {
+// lo: the sums of lanes 0-3 of each 256-bit half, hi: of lanes 4-7 (NVFP4's two sub-blocks);
+// their sum is the whole block's.
+inline void pair_rows_half_sums(const __m512i z[8], __m512i &lo, __m512i &hi) {
     const __m512i x = hadd512(hadd512(z[0], z[1]), hadd512(z[2], z[3]));  // lane k: rows 0-3, 128-bit lane k of each
     const __m512i y = hadd512(hadd512(z[4], z[5]), hadd512(z[6], z[7]));
-    return _mm512_add_epi32(_mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(2, 0, 2, 0)),
-                            _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 1, 3, 1)));
+    lo = _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(2, 0, 2, 0));
+    hi = _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 1, 3, 1));
+}
+inline __m512i pair_rows_sums(const __m512i z[8]) {
+    __m512i lo, hi;
+    pair_rows_half_sums(z, lo, hi);
+    return _mm512_add_epi32(lo, hi);
 }
 inline __m512 quad_lanes(__m128 lo, __m128 hi) {  // [lo, lo, hi, hi]
     return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set_m128(lo, lo)), _mm256_set_m128(hi, hi), 1);
 }
 
+// [a0 x 4, a1 x 4, a0 x 4, a1 x 4]: the activation scales in the layout of pair_rows_sums.
+inline __m512 d_a_pair(float a0, float a1) {
+    const __m256 d = _mm256_set_m128(_mm_set1_ps(a1), _mm_set1_ps(a0));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(d), d, 1);
+}
+// The lanes of one row's 32 bytes w (broadcast to both halves) against [activation j | j + 1].
+template <int K>
+inline __m512i dot_pair(__m512i w, const ActOffset<K> &x0, const ActOffset<K> &x1) {
+    const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(x0.a), x1.a, 1);
+    const __m512i base = _mm512_inserti64x4(_mm512_castsi256_si512(x0.base), x1.base, 1);
+    return _mm512_dpbusd_epi32(base, w, a);
+}
+
 template <class F>
 struct PairsRowsPath {
     static constexpr bool kEnabled = true;
+    // NVFP4: per half h of the block, the lanes 0-3 / 4-7 of each row are sub-blocks 2h / 2h + 1,
+    // fma'd in sub-block order with ue4m3_half(d[s]) * d_a of Q8_0 block 2b + h.
+    static inline void step_nvfp4(__m512 *acc, const NVFP4::Block blk[8], const uint8_t *xb, size_t xq_stride,
+                                  int32_t m) {
+        __m512 d_w[4];
+        for (int s = 0; s < 4; ++s)
+            d_w[s] = quad_lanes(_mm_setr_ps(blk[0].s[s], blk[1].s[s], blk[2].s[s], blk[3].s[s]),
+                                _mm_setr_ps(blk[4].s[s], blk[5].s[s], blk[6].s[s], blk[7].s[s]));
+        for (int32_t q = 0; q < (m + 1) / 2; ++q) {
+            const int32_t j1 = 2 * q + 1 < m ? 2 * q + 1 : 2 * q;
+            const NVFP4::Act x0 = NVFP4::act(xb + size_t(2 * q) * xq_stride), x1 = NVFP4::act(xb + size_t(j1) * xq_stride);
+            for (int h = 0; h < 2; ++h) {
+                __m512i z[8], lo, hi;
+                for (int r = 0; r < 8; ++r) z[r] = dot_pair(_mm512_broadcast_i64x4(blk[r].w[h]), x0.h[h], x1.h[h]);
+                pair_rows_half_sums(z, lo, hi);
+                const __m512 d_a = d_a_pair(x0.h[h].d, x1.h[h].d);
+                acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(d_w[2 * h], d_a), acc[q]);
+                acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_mul_ps(d_w[2 * h + 1], d_a), acc[q]);
+            }
+        }
+    }
     static inline void tile8(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
                              int32_t m, float *y, size_t ldy) {
         const int32_t pairs = (m + 1) / 2;
@@ -109,21 +151,23 @@ struct PairsRowsPath {
         const int32_t nb = n / F::kElems;
         for (int32_t b = 0; b < nb; ++b) {
             decode_rows<F, 8>(w, row_bytes, b, blk);
-            __m512i wz[8];
-            for (int r = 0; r < 8; ++r) wz[r] = _mm512_broadcast_i64x4(blk[r].w);
-            const __m512 d_w = quad_lanes(_mm_setr_ps(blk[0].d, blk[1].d, blk[2].d, blk[3].d),
-                                          _mm_setr_ps(blk[4].d, blk[5].d, blk[6].d, blk[7].d));
             const uint8_t *xb = xq + size_t(b) * F::kActBytes;
-            for (int32_t q = 0; q < pairs; ++q) {
-                const int32_t j1 = 2 * q + 1 < m ? 2 * q + 1 : 2 * q;
-                const typename F::Act x0 = F::act(xb + size_t(2 * q) * xq_stride), x1 = F::act(xb + size_t(j1) * xq_stride);
-                const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(x0.a), x1.a, 1);
-                const __m512i base = _mm512_inserti64x4(_mm512_castsi256_si512(x0.base), x1.base, 1);
-                __m512i z[8];
-                for (int r = 0; r < 8; ++r) z[r] = _mm512_dpbusd_epi32(base, wz[r], a);
-                const __m128 d0 = _mm_set1_ps(x0.d), d1 = _mm_set1_ps(x1.d);
-                const __m512 d_a = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set_m128(d1, d0)), _mm256_set_m128(d1, d0), 1);
-                acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pair_rows_sums(z)), _mm512_mul_ps(d_w, d_a), acc[q]);
+            if constexpr (std::is_same_v<F, NVFP4>) {
+                step_nvfp4(acc, blk, xb, xq_stride, m);
+            } else {
+                __m512i wz[8];
+                for (int r = 0; r < 8; ++r) wz[r] = _mm512_broadcast_i64x4(blk[r].w);
+                const __m512 d_w = quad_lanes(_mm_setr_ps(blk[0].d, blk[1].d, blk[2].d, blk[3].d),
+                                              _mm_setr_ps(blk[4].d, blk[5].d, blk[6].d, blk[7].d));
+                for (int32_t q = 0; q < pairs; ++q) {
+                    const int32_t j1 = 2 * q + 1 < m ? 2 * q + 1 : 2 * q;
+                    const typename F::Act x0 = F::act(xb + size_t(2 * q) * xq_stride);
+                    const typename F::Act x1 = F::act(xb + size_t(j1) * xq_stride);
+                    __m512i z[8];
+                    for (int r = 0; r < 8; ++r) z[r] = dot_pair(wz[r], x0, x1);
+                    acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pair_rows_sums(z)), _mm512_mul_ps(d_w, d_a_pair(x0.d, x1.d)),
+                                             acc[q]);
+                }
             }
         }
         for (int32_t q = 0; q < pairs; ++q) {
@@ -151,6 +195,8 @@ template <>
 struct WidePairs<Q4_0> : PairsRowsPath<Q4_0> {};
 template <>
 struct WidePairs<MXFP4> : PairsRowsPath<MXFP4> {};
+template <>
+struct WidePairs<NVFP4> : PairsRowsPath<NVFP4> {};
 
 template <>
 struct TokenRowPairs<Q8_0> : RowPairsTokenTile<Q8_0, Q8_0RowPair> {};
