@@ -9,7 +9,7 @@
 //
 // Cost (CI has 2 cores): the token results do not depend on m, so they are computed once per
 // input row; the small expert (256 x 256, one super-block) runs every m, the realistic one
-// (2048 x 768) a few, and the scalar plugin (about 0.4 GB/s) the few m only.
+// (2048 x 768) a few, and the scalar plugin (about 0.4 GB/s) the small one at a few m only.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -83,8 +83,11 @@ TEST_P(BatchInvariance, RowsCallRowEqualsTokenCall) {
         if (IsSkipped() || HasFatalFailure()) return;
     }
     ASSERT_NE(subject->registry, nullptr) << subject->registry_problem;
+    // The scalar plugin (about 0.4 GB/s; its gemm is its gemv per activation by construction):
+    // the small expert at a few m only, which still takes the core's rows and token paths.
     const bool slow = subject == reference;
-    const InvarianceShape shapes[] = {{256, 256, slow ? kFewM : every_m()}, {2048, 768, {1, 7, 33, 64}}};
+    std::vector<InvarianceShape> shapes{{256, 256, slow ? kFewM : every_m()}};
+    if (!slow) shapes.push_back({2048, 768, {1, 7, 33, 64}});
     for (const InvarianceShape &shape : shapes)
         for (int32_t threads : {1, 2})
             EXPECT_EQ(check(*subject->registry, qtype, shape, threads, case_seed(1, 0, qtype, 7000 + shape.n_embd)), "")
