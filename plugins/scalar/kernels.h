@@ -1,7 +1,7 @@
 // The scalar reference kernels: one dot product per weight format, with the shared decoders of
 // common/decode.h. These are the definition the SIMD plugins are tested against: decoders
-// bit-identical to ggml's dequantizers, dots in the canonical accumulation order of lanes.h
-// (ggml's AVX2 order).
+// bit-identical to ggml's dequantizers, integer dots in the canonical order v2 of block_order.h
+// (formats spec §5.3); F32 and BF16 in the lane orders of dot_float.cpp.
 #pragma once
 
 #include <cstdint>

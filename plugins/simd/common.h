@@ -1,7 +1,9 @@
-// What every SIMD kernel shares, whatever the ISA layer: the float side of the canonical
-// accumulation (scalar/lanes.h, formats spec §5.2) and the row / activation loop drivers.
-// Compiled once per ISA folder; everything lives in the namespace that folder's isa_select.h
-// names (MEMRA_SIMD_NS), so several builds can be linked into one program without clashes.
+// What every SIMD kernel shares, whatever the ISA layer: the float side of the canonical order
+// v2 of the integer-dot formats (formats spec §5.3, scalar/block_order.h: per output and scale
+// block one exact int32 and one fma) with lanes over OUTPUT rows, the float dots' final fold, and
+// the row / activation loop drivers. Compiled once per ISA folder; everything lives in the
+// namespace that folder's isa_select.h names (MEMRA_SIMD_NS), so several builds can be linked
+// into one program without clashes.
 #pragma once
 
 #include <immintrin.h>
@@ -12,19 +14,15 @@
 #include <type_traits>
 
 #include "isa_select.h"  // the ISA folder's: MEMRA_SIMD_NS, names, features, its Isa layer
+#include "simd/row_sums.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-// ggml's hsum_float_8: r_j = acc[j+4] + acc[j], then (r0 + r2) + (r1 + r3).
+// ggml's hsum_float_8: r_j = acc[j+4] + acc[j], then (r0 + r2) + (r1 + r3). The F32 and BF16
+// dots' last fold (their version-1 orders).
 inline float hsum8(__m256 acc) {
     const __m128 r = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
     const __m128 s = _mm_add_ps(r, _mm_movehl_ps(r, r));  // s0 = r0 + r2, s1 = r1 + r3
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
-// (m0 + m2) + (m1 + m3).
-inline float hsum4(__m128 m) {
-    const __m128 s = _mm_add_ps(m, _mm_movehl_ps(m, m));
     return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
@@ -63,11 +61,6 @@ inline __m256i nibbles_lo_hi(const uint8_t *p) {
 
 inline __m256i broadcast128(__m128i x) { return _mm256_broadcastsi128_si256(x); }
 
-// One 8-lane f32 accumulator (the canonical lanes), the state of most formats' dots.
-struct Acc8 {
-    __m256 acc;
-};
-
 constexpr int kMaxM = 64;  // memra_kernel_v2::gemm's largest m
 
 // The rows path's software prefetch distance along each weight row (one stream per row of a
@@ -90,67 +83,73 @@ inline void decode_rows(const uint8_t *w, size_t row_bytes, int32_t b, typename 
     }
 }
 
-// The drivers. A format F provides:
+// The drivers. A format F (an integer-dot format; F32 and BF16 have drivers of their own)
+// provides:
 //   kElems, kBytes        weight block geometry
 //   kActBytes             bytes of the activation that one weight block pairs with
 //   Act, act(a)           that activation block prepared once for all the rows of a tile
-//   Block                 one weight block decoded into registers / stack
-//   Acc                   one (row, activation) accumulator state; init() -> zero state
-//   decode(blk, Block &)  once per weight block
-//   step<Wide>(Acc &, const Block &, const Act &)  the block's fmas, in the canonical
-//                         order (Wide: the rows path, see formats_q8_K_act.h)
-//   finish(const Acc &) -> float
+//   Head                  what the float side needs of one row's block (its f32 scales)
+//   Block, decode(p, Block &), head(const Block &)   one weight block decoded once (rows path)
+//   ints<Wide>(const Block &, const Act &) -> Ints   the exact int lanes of (row, activation,
+//                         block) (Wide: the rows path, see formats_q8_K_act.h)
+//   token(p, const Act &, Head &) -> Ints            the same decoded in registers (token path)
+//   Scales<R>, scales<R>(heads), combine<R>(acc, scales, ints, x)   the float side over R
+//                         rows (simd/row_sums.h: OneTerm, ScaleAndMinTerms, or the format's own)
 // R rows are processed together, sharing each activation block; every weight block is decoded
-// once and then used for all m activations (the rows path). The float operations of each
-// (row, activation) pair are exactly those of a single dot, so gemm == gemv bit for bit.
+// once and then used for all m activations (the rows path). Each accumulator lane is one
+// (row, activation) chain in the canonical order, so gemm == gemv bit for bit.
 template <class F, int R>
-inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
-                 int32_t m, float *y, size_t ldy) {
-    typename F::Acc acc[kMaxM][R];
-    for (int32_t j = 0; j < m; ++j)
-        for (int r = 0; r < R; ++r) acc[j][r] = F::init();
+inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride, int32_t m,
+                 float *y, size_t ldy) {
+    using V = RowVec<R>;
+    typename V::F acc[kMaxM];
+    for (int32_t j = 0; j < m; ++j) acc[j] = V::zero();
     typename F::Block blk[R];
+    const typename F::Head *heads[R];
+    for (int r = 0; r < R; ++r) heads[r] = &F::head(blk[r]);
     const int32_t nb = n / F::kElems;
     for (int32_t b = 0; b < nb; ++b) {
         decode_rows<F, R>(w, row_bytes, b, blk);
+        const typename F::template Scales<R> scales = F::template scales<R>(heads);
         for (int32_t j = 0; j < m; ++j) {
             const typename F::Act x = F::act(xq + size_t(j) * xq_stride + size_t(b) * F::kActBytes);
-            for (int r = 0; r < R; ++r) F::template step<true>(acc[j][r], blk[r], x);
+            Ints ints[R];
+            for (int r = 0; r < R; ++r) ints[r] = F::template ints<true>(blk[r], x);
+            F::template combine<R>(acc[j], scales, ints, x);
         }
     }
-    for (int32_t j = 0; j < m; ++j)
-        for (int r = 0; r < R; ++r) y[size_t(j) * ldy + size_t(r)] = F::finish(acc[j][r]);
+    for (int32_t j = 0; j < m; ++j) {
+        float out[R];
+        V::store(out, acc[j]);
+        for (int r = 0; r < R; ++r) y[size_t(j) * ldy + size_t(r)] = out[r];
+    }
 }
 
-// A wider layer's forms of a format (simd/wide512_q8_0_act.h in the AVX-512 build; nothing
-// elsewhere): WidePairs<F> runs the rows path on activation pairs (its static gemm replaces the
-// tiles below), WideRowPairs<F> the token path on row pairs (its static tile<R> replaces
-// token_tile for even R). Each half of a 512-bit register is exactly the 256-bit computation it
-// stands for, so results do not depend on the layer.
+// A wider layer's rows path of a format (kEnabled, gemm(...) replacing the tiles below):
+// specialized by simd/wide512_q8_0_act.h in the AVX-512 build only (activation pairs).
 template <class F, class = void>
 struct WidePairs {
     static constexpr bool kEnabled = false;
 };
-template <class F, class = void>
-struct WideRowPairs {
-    static constexpr bool kEnabled = false;
-};
+
+// The rows path's rows per tile: 8 for the 32/64-element formats (each prepared activation block
+// shared by twice the rows; their decoded blocks are small), 4 for the super-block formats
+// (8 decoded super-blocks spilled out of L1 on the AVX-512 build, memra-bench-micro 2026-12-03).
+template <class F>
+constexpr int gemm_rows() {
+    return F::kElems >= 256 ? 4 : 8;
+}
 
 // The token path (m = 1). Each thread reads its rows in memory order, a tile of R rows side by
 // side and then the next tile, so its weights arrive as one sequential stream (R = 1) or R
-// streams a row apart. Every row's dot is one fma chain in block order (the canonical order),
-// so a single row runs at one block per fma latency: the 32-element formats, whose blocks are
-// cheap, need R = 4 chains in flight to be compute-fast; the super-block formats have enough
-// work per block in one chain, and from DRAM one stream ran 2-3x faster than 4 on an AMD Zen 5
-// (Q4_K 7.6 -> 18 GB/s at 1 thread; docs/benchmarks.md). The activation blocks (F::Act) are
-// prepared once per window of the row, on the stack, and read back from L1 by every row. Each
-// row's weight block is decoded and dotted at once, in registers (F::dot where the format has
-// one, decoding chunk by chunk; else decode + step on a local Block), never stored.
-template <class F, class = void>
-struct HasDot : std::false_type {};
-template <class F>
-struct HasDot<F, std::void_t<decltype(&F::dot)>> : std::true_type {};
-
+// streams a row apart. Every row's dot is one fma chain in block order (the canonical order):
+// the 32/64-element formats, whose blocks are cheap, run R = 4 rows whose block sums are reduced
+// into one vector (one cvt + one fma per block for the 4 rows, simd/row_sums.h); the super-block
+// formats have enough work per block in one row, and from DRAM one stream ran 2-3x faster than 4
+// on an AMD Zen 5 (Q4_K 7.6 -> 18 GB/s at 1 thread; docs/benchmarks.md): their int lanes are
+// summed to one int32 per super-block and row. The activation blocks (F::Act) are prepared once
+// per window of the row, on the stack, and read back from L1 by every row. Each row's weight
+// block is decoded and dotted at once, in registers (F::token), never stored.
 template <class F>
 constexpr int token_rows() {
     return F::kElems >= 256 ? 1 : 4;
@@ -200,41 +199,46 @@ inline void prepare_window(typename F::Act *x, const uint8_t *xq, int32_t b0, in
     for (int32_t b = b0; b < b1; ++b) x[b - b0] = F::act(xq + size_t(b) * F::kActBytes);
 }
 
-// acc[r] + the dot of blocks [b0, b1) of row r (R rows from w) against the prepared window.
-// The accumulators are copied into locals for the loop: the weights are read through uint8_t
-// pointers, which may alias anything the caller passed, so acc[] in place would have to be
-// stored and reloaded around every block.
+// A wider layer's token path of a format's 4-row tiles (kEnabled, tile(acc, w, row_bytes, b0, b1,
+// x)): specialized by simd/wide512_q8_0_act.h in the AVX-512 build only (row pairs in 512-bit
+// registers), with the same float side.
+template <class F, class = void>
+struct TokenRowPairs {
+    static constexpr bool kEnabled = false;
+};
+
+// acc[r] + the dot of blocks [b0, b1) of row r (R rows from w) against the prepared window:
+// the R rows' accumulators are one vector (simd/row_sums.h), kept in a register for the loop.
 template <class F, int R>
-inline void token_tile(typename F::Acc acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
+inline void token_tile(float acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
                        const typename F::Act *x) {
-    if constexpr (WideRowPairs<F>::kEnabled && R % 2 == 0) {
-        WideRowPairs<F>::template tile<R>(acc_io, w, row_bytes, b0, b1, x);
+    if constexpr (TokenRowPairs<F>::kEnabled && R == 4) {
+        TokenRowPairs<F>::tile(acc_io, w, row_bytes, b0, b1, x);
         return;
     }
-    typename F::Acc acc[R];
-    for (int r = 0; r < R; ++r) acc[r] = acc_io[r];
+    using V = RowVec<R>;
+    typename V::F acc = V::load(acc_io);
     PrefetchAhead<F, R> prefetch(b0, row_bytes);
     for (int32_t b = b0; b < b1; ++b) {
         const size_t ahead = prefetch.at_block(b);
+        typename F::Head h[R];
+        const typename F::Head *heads[R];
+        Ints ints[R];
         for (int r = 0; r < R; ++r) {
             const uint8_t *p = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
             _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
-            if constexpr (HasDot<F>::value) {
-                F::dot(acc[r], p, x[b - b0]);
-            } else {
-                typename F::Block blk;
-                F::decode(p, blk);
-                F::template step<false>(acc[r], blk, x[b - b0]);
-            }
+            ints[r] = F::token(p, x[b - b0], h[r]);
+            heads[r] = &h[r];
         }
+        F::template combine<R>(acc, F::template scales<R>(heads), ints, x[b - b0]);
     }
-    for (int r = 0; r < R; ++r) acc_io[r] = acc[r];
+    V::store(acc_io, acc);
 }
 
 // Rows [r, rows) in tiles of R, then one by one; blocks [b0, b1) against the window.
 template <class F, int R>
-inline void token_rows_window(typename F::Acc *acc, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t b0,
-                              int32_t b1, const typename F::Act *x) {
+inline void token_rows_window(float *acc, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t b0, int32_t b1,
+                              const typename F::Act *x) {
     int32_t r = 0;
     for (; r + R <= rows; r += R) token_tile<F, R>(acc + r, w + size_t(r) * row_bytes, row_bytes, b0, b1, x);
     for (; r < rows; ++r) token_tile<F, 1>(acc + r, w + size_t(r) * row_bytes, row_bytes, b0, b1, x);
@@ -243,26 +247,25 @@ inline void token_rows_window(typename F::Acc *acc, const uint8_t *w, size_t row
 template <class F>
 void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
     using Act = typename F::Act;
-    using Acc = typename F::Acc;
     constexpr int R = token_rows<F>();
     constexpr int32_t kWindow = int32_t(kActWindowBytes / sizeof(Act)) > 0 ? int32_t(kActWindowBytes / sizeof(Act)) : 1;
     static_assert(kWindowRowGroup % R == 0, "row groups hold whole tiles");
     const uint8_t *x = static_cast<const uint8_t *>(xq);
     const int32_t nb = n / F::kElems;
     Act window[kWindow];
-    Acc acc[kWindowRowGroup];
+    float acc[kWindowRowGroup];
     const bool one_window = nb <= kWindow;  // the usual case: the window prepared once per call
     if (one_window) prepare_window<F>(window, x, 0, nb);
     for (int32_t r0 = 0; r0 < rows; r0 += kWindowRowGroup) {
         const int32_t group = rows - r0 < kWindowRowGroup ? rows - r0 : kWindowRowGroup;
         const uint8_t *wg = w + size_t(r0) * row_bytes;
-        for (int32_t r = 0; r < group; ++r) acc[r] = F::init();
+        for (int32_t r = 0; r < group; ++r) acc[r] = 0.0f;
         for (int32_t b0 = 0; b0 < nb; b0 += kWindow) {
             const int32_t b1 = nb - b0 < kWindow ? nb : b0 + kWindow;
             if (!one_window) prepare_window<F>(window, x, b0, b1);
             token_rows_window<F, R>(acc, wg, row_bytes, group, b0, b1, window);
         }
-        for (int32_t r = 0; r < group; ++r) y[r0 + r] = F::finish(acc[r]);
+        for (int32_t r = 0; r < group; ++r) y[r0 + r] = acc[r];
     }
 }
 
@@ -281,7 +284,10 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
         WidePairs<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
         return;
     }
+    constexpr int R = gemm_rows<F>();
     int32_t r = 0;
+    for (; r + R <= rows; r += R)
+        tile<F, R>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
     for (; r + 4 <= rows; r += 4)
         tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
     for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);

@@ -1,8 +1,8 @@
 // Weight formats paired with Q8_K activations (the K-quants, IQ4_XS, IQ3_S): decode-and-dot
-// written once over the ISA layer, in the order of scalar/dot_kquants.cpp and dot_iquants.cpp.
-// Per super-block: the int lanes (sub-block scales multiplied in integers, Isa::dot4_scaled),
-// ONE fma with D = D_q8K * d (same operand order as the scalar code), and each format's min or
-// offset term exactly where the scalar code puts it.
+// written once over the ISA layer, in the canonical order v2 of scalar/dot_kquants.cpp and
+// dot_iquants.cpp. Per super-block: the int lanes (sub-block scales multiplied in integers,
+// Isa::dot4_scaled) summed exactly to S, ONE fma with D = D_a * d, and for Q2_K, Q4_K and Q5_K
+// the exact min sum M and one fma with N = -(D_a * dmin) (simd/row_sums.h).
 //
 // Operand ranges for vpmaddubsw, which every layer's dot4_scaled uses (pair sums must fit int16;
 // activations are -127..127): Q4_K 0..15, Q5_K 0..31, Q6_K 0..63, Q2_K 0..3 unsigned; Q3_K
@@ -32,6 +32,7 @@ struct ActK {
     float D;
     __m256i bs;
     __m128i T;
+    static float scale(const ActK &x) { return x.D; }
 };
 inline ActK act_k(const uint8_t *a) {
     const __m256i bs = q8k::bsums(a);
@@ -46,7 +47,7 @@ struct ActKOffset : ActK {
 };
 template <int K>
 inline ActKOffset<K> act_k_offset(const uint8_t *a) {
-    ActKOffset<K> x{act_k(a), {}};
+    ActKOffset<K> x{act_k(a), _mm256_setzero_si256()};
     for (int c = 0; c < 8; ++c) x.koff[c] = _mm256_maddubs_epi16(_mm256_set1_epi8(K), load256(q8k::qs(a) + 32 * c));
     return x;
 }
@@ -94,7 +95,8 @@ inline __m128i k4_scales_mins(const uint8_t *S) {
 // A super-block format is written as its per-block fields and one chunk of 32 at a time:
 //   Head, head(p)          what the block's chunks and float work share (d, scales, mins)
 //   Chunk, chunk<c>(p, h)  chunk c (0..7) with its multipliers: UChunk or SChunk
-//   combine(Acc &, h, lanes, x)  the float side from the block's int lanes, in the scalar order
+//   ints(h, lanes, x)      the block's Ints from its scaled int lanes (a min or offset term added)
+//   the float side: OneTerm or ScaleAndMinTerms (simd/row_sums.h)
 // SuperBlock<Fields> then gives both paths from those: the token path (dot) decodes and dots
 // chunk by chunk in registers; the rows path decodes the chunks into Block once and dots it
 // against every activation (on the AVX-512 build in 512-bit chunk pairs: Wide).
@@ -144,14 +146,17 @@ struct WideSuperBlock {
 
 template <class F>
 struct SuperBlock : F {
+    using Fields = F;
     static constexpr int kElems = 256;
     static constexpr size_t kActBytes = q8k::kBytes;
     using Act = typename ActOf<F>::type;
     static inline Act act(const uint8_t *a) { return ActOf<F>::make(a); }
+    using Head = typename F::Head;
     struct Block {
-        typename F::Head h;
+        Head h;
         StoredChunks<typename F::Chunk> k;
     };
+    static inline const Head &head(const Block &b) { return b.h; }
     template <int... C>
     static inline void decode_chunks(const uint8_t *p, Block &b, std::integer_sequence<int, C...>) {
         (b.k.set(C, F::template chunk<C>(p, b.h)), ...);
@@ -161,8 +166,8 @@ struct SuperBlock : F {
         decode_chunks(p, b, std::make_integer_sequence<int, 8>());
     }
     template <bool Wide>
-    static inline void step(typename F::Acc &s, const Block &b, const Act &x) {
-        F::combine(s, b.h, b.k.template lanes<Wide>(reinterpret_cast<const int8_t *>(q8k::qs(x.a))), x);
+    static inline Ints ints(const Block &b, const Act &x) {
+        return F::ints(b.h, b.k.template lanes<Wide>(reinterpret_cast<const int8_t *>(q8k::qs(x.a))), x);
     }
     // Chunk c against its 32 activations (and, for an offset chunk, their prepared koff).
     template <int C>
@@ -180,36 +185,26 @@ struct SuperBlock : F {
     // Even and odd chunks in two int chains (integer sums: any association is exact), so the
     // dot's latency is half the chain.
     template <int... C>
-    static inline __m256i dot_chunks(const uint8_t *p, const typename F::Head &h, const Act &x,
-                                     std::integer_sequence<int, C...>) {
+    static inline __m256i dot_chunks(const uint8_t *p, const Head &h, const Act &x, std::integer_sequence<int, C...>) {
         __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
         ((even = dot_at<2 * C>(even, F::template chunk<2 * C>(p, h), x),
           odd = dot_at<2 * C + 1>(odd, F::template chunk<2 * C + 1>(p, h), x)),
          ...);
         return _mm256_add_epi32(even, odd);
     }
-    static inline void dot(typename F::Acc &s, const uint8_t *p, const Act &x) {
-        const typename F::Head h = F::head(p);
-        if constexpr (WideSuperBlock<F>::kEnabled) {
-            F::combine(s, h, WideSuperBlock<F>::lanes(p, h, x), x);
-            return;
-        }
-        F::combine(s, h, dot_chunks(p, h, x, std::make_integer_sequence<int, 4>()), x);
+    // The token path: decoded chunk by chunk in registers, nothing stored.
+    static inline Ints token(const uint8_t *p, const Act &x, Head &h) {
+        h = F::head(p);
+        if constexpr (WideSuperBlock<F>::kEnabled) return F::ints(h, WideSuperBlock<F>::lanes(p, h, x), x);
+        else return F::ints(h, dot_chunks(p, h, x, std::make_integer_sequence<int, 4>()), x);
     }
 };
 
-// One 8-lane f32 accumulator, summed at the end (formats whose mins, if any, share its lanes).
-struct OneAccumulator {
-    using Acc = Acc8;
-    static inline Acc init() { return {_mm256_setzero_ps()}; }
-    static inline float finish(const Acc &s) { return hsum8(s.acc); }
-};
-
-// Formats with one super-block scale d and no min term: one fma of D = d * D_a per super-block.
-struct ScaleOnly : OneAccumulator {
+// Formats with one super-block scale d and no min term: S is the scaled lanes' total.
+struct ScaleOnly : OneTerm<ActK> {
     template <class Head>
-    static inline void combine(Acc8 &s, const Head &h, __m256i lanes, const ActK &x) {
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(h.d * x.D), _mm256_cvtepi32_ps(lanes), s.acc);
+    static inline Ints ints(const Head &, __m256i lanes, const ActK &) {
+        return {lanes, _mm256_setzero_si256()};
     }
 };
 
@@ -219,9 +214,8 @@ struct SignedChunkDot : ScaleOnly {
     using Chunk = SChunk;
 };
 
-// Q4_K: fp16 d | fp16 dmin | scales[12] | qs[128]. Mins in a 4-lane accumulator:
-// accm[m] = fma((-D) dmin, m_{2m} T_{2m} + m_{2m+1} T_{2m+1}), result hsum8(acc) + hsum4(accm).
-struct Q4_KFields {
+// Q4_K: fp16 d | fp16 dmin | scales[12] | qs[128]. M = sum_j m_j T_j (T_j = bs[2j] + bs[2j+1]).
+struct Q4_KFields : ScaleAndMinTerms<ActK> {
     static constexpr size_t kBytes = 144;
     using Chunk = UChunk;
     struct Head {
@@ -229,11 +223,6 @@ struct Q4_KFields {
         __m128i mins8;     // int16 j = min(j)
         float d, dmin;
     };
-    struct Acc {
-        __m256 acc;
-        __m128 accm;
-    };
-    static inline Acc init() { return {_mm256_setzero_ps(), _mm_setzero_ps()}; }
     static inline Head head(const uint8_t *p) {
         const __m128i v = k4_scales_mins(p + 4);
         const __m128 dd = fp16x2(p);
@@ -245,27 +234,17 @@ struct Q4_KFields {
         const __m256i x = load256(p + 16 + 32 * (C / 2)), m4 = _mm256_set1_epi8(0x0F);
         return {move_bits<4 * (C % 2), 0>(x, m4), chunk_scale(h.scales16, C)};
     }
-    static inline void combine(Acc &s, const Head &h, __m256i lanes, const ActK &x) {
-        const float D = x.D;
-        const __m128i pm = _mm_madd_epi16(h.mins8, x.T);  // m_{2m} T_{2m} + m_{2m+1} T_{2m+1}
-        s.accm = _mm_fmadd_ps(_mm_set1_ps((-D) * h.dmin), _mm_cvtepi32_ps(pm), s.accm);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * h.d), _mm256_cvtepi32_ps(lanes), s.acc);
+    static inline Ints ints(const Head &h, __m256i lanes, const ActK &x) {
+        return {lanes, _mm256_zextsi128_si256(_mm_madd_epi16(h.mins8, x.T))};  // m_{2i} T_{2i} + m_{2i+1} T_{2i+1}
     }
-    static inline float finish(const Acc &s) { return hsum8(s.acc) + hsum4(s.accm); }
 };
 using Q4_K = SuperBlock<Q4_KFields>;
 
-// Q5_K: fp16 d | fp16 dmin | scales[12] | qh[32] | qs[128]. Mins as one integer
-// M = sum_t m_{t/2} bs[t] into a scalar summs = fma((-D) dmin, M, summs).
-struct Q5_KFields {
+// Q5_K: fp16 d | fp16 dmin | scales[12] | qh[32] | qs[128]. Scales, mins and M as Q4_K's.
+struct Q5_KFields : ScaleAndMinTerms<ActK> {
     static constexpr size_t kBytes = 176;
     using Chunk = UChunk;
     using Head = Q4_KFields::Head;
-    struct Acc {
-        __m256 acc;
-        float summs;
-    };
-    static inline Acc init() { return {_mm256_setzero_ps(), 0.0f}; }
     static inline Head head(const uint8_t *p) { return Q4_KFields::head(p); }
     // chunk c: nibbles as Q4_K's (qs at 48), bit c of qh as bit 4
     template <int C>
@@ -274,24 +253,13 @@ struct Q5_KFields {
         const __m256i low = move_bits<4 * (C % 2), 0>(x, _mm256_set1_epi8(0x0F));
         return {_mm256_or_si256(low, move_bits<C, 4>(qh, _mm256_set1_epi8(0x10))), chunk_scale(h.scales16, C)};
     }
-    static inline int32_t hsum_i32(__m128i s) {
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-        s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-        return _mm_cvtsi128_si32(s);
-    }
-    static inline void combine(Acc &s, const Head &h, __m256i lanes, const ActK &x) {
-        const float D = x.D;
-        const int32_t M = hsum_i32(_mm_madd_epi16(h.mins8, x.T));  // sum_j m_j T_j
-        s.summs = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss((-D) * h.dmin), _mm_set_ss(float(M)), _mm_set_ss(s.summs)));
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * h.d), _mm256_cvtepi32_ps(lanes), s.acc);
-    }
-    static inline float finish(const Acc &s) { return hsum8(s.acc) + s.summs; }
+    static inline Ints ints(const Head &h, __m256i lanes, const ActK &x) { return Q4_KFields::ints(h, lanes, x); }
 };
 using Q5_K = SuperBlock<Q5_KFields>;
 
 // Q6_K: ql[128] | qh[64] | int8 scales[16] | fp16 d. Lanes from the unsigned q + 32 (0..63), the
-// offset removed per lane in integers: lane_k -= 32 (sc_{2k} bs[2k] + sc_{2k+1} bs[2k+1]).
-struct Q6_KFields : OneAccumulator {
+// offset removed in integers: S = lanes - 32 sum_s sc_s bs[s].
+struct Q6_KFields : OneTerm<ActK> {
     static constexpr size_t kBytes = 210;
     using Chunk = UChunk;
     struct Head {
@@ -311,17 +279,15 @@ struct Q6_KFields : OneAccumulator {
         const __m256i low = move_bits<4 * (g / 2), 0>(ql, _mm256_set1_epi8(0x0F));
         return {_mm256_or_si256(low, move_bits<2 * g, 4>(qh, _mm256_set1_epi8(0x30))), chunk_scale(h.scales16, C)};
     }
-    static inline void combine(Acc8 &s, const Head &h, __m256i lanes, const ActK &x) {
+    static inline Ints ints(const Head &h, __m256i lanes, const ActK &x) {
         const __m256i off = _mm256_madd_epi16(h.scales, x.bs);
-        lanes = _mm256_sub_epi32(lanes, _mm256_slli_epi32(off, 5));
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(x.D * h.d), _mm256_cvtepi32_ps(lanes), s.acc);
+        return {_mm256_sub_epi32(lanes, _mm256_slli_epi32(off, 5)), _mm256_setzero_si256()};
     }
 };
 using Q6_K = SuperBlock<Q6_KFields>;
 
-// Q2_K: scales[16] | qs[64] | fp16 d | fp16 dmin. Before the scale fma of the same super-block,
-// the mins into the same accumulator: lane k += (-D) dmin (m_{2k} bs[2k] + m_{2k+1} bs[2k+1]).
-struct Q2_KFields : OneAccumulator {
+// Q2_K: scales[16] | qs[64] | fp16 d | fp16 dmin. M = sum_s m_s bs[s].
+struct Q2_KFields : ScaleAndMinTerms<ActK> {
     static constexpr size_t kBytes = 84;
     using Chunk = UChunk;
     struct Head {
@@ -341,11 +307,8 @@ struct Q2_KFields : OneAccumulator {
         const __m256i x = load256(p + 16 + 32 * (C / 4));
         return {move_bits<2 * (C % 4), 0>(x, _mm256_set1_epi8(0x03)), chunk_scale(h.scales16, C)};
     }
-    static inline void combine(Acc8 &s, const Head &h, __m256i lanes, const ActK &x) {
-        const float D = x.D;
-        const __m256i mins = _mm256_madd_epi16(h.mins16, x.bs);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps((-D) * h.dmin), _mm256_cvtepi32_ps(mins), s.acc);
-        s.acc = _mm256_fmadd_ps(_mm256_set1_ps(D * h.d), _mm256_cvtepi32_ps(lanes), s.acc);
+    static inline Ints ints(const Head &h, __m256i lanes, const ActK &x) {
+        return {lanes, _mm256_madd_epi16(h.mins16, x.bs)};
     }
 };
 using Q2_K = SuperBlock<Q2_KFields>;

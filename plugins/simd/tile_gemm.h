@@ -1,17 +1,17 @@
 // The rows path (gemm) on tile units: AMX in plugins/amx, its AVX-512 emulation in the test build
 // plugins/amx_emulated (both: a `Tiles` layer, simd/tiles_amx.h / simd/tiles_emulated.h). The
 // integer work of each block runs on tiles; the float side is the SIMD family's own (each format's
-// decode, act and combine, simd/formats_*.h), so results equal scalar's bit for bit.
+// decode, act, ints and combine, simd/formats_*.h, simd/row_sums.h), so results equal scalar's
+// bit for bit.
 //
-// Why the B tiles are diagonal. The canonical order (scalar/lanes.h) converts to float not one
-// int32 per block but eight: lane k of a 32-element group is the sum over its elements
-// 4k..4k+3 only (for the super-block formats summed over the 8 chunks, each times its scale). A
-// tile dot product sums every 4-byte group along K, so one int32 per (row, activation, lane)
-// needs each output column to meet only its own lane's bytes. Columns are (row r of a row
-// pair, lane k): n = 8 r + k, and row g of a B tile (4-byte group g along K) is zero except in
-// columns r * 8 + (g mod 8), which hold group g of row r's weights. A C tile row is then one
-// activation's 8 lanes of row r0 followed by those of row r1: exactly the __m256i lanes that
-// F::combine takes. The price: 7 of 8 products of every tile instruction are zeros.
+// The B tiles are still diagonal, a layout version 1 of the canonical order needed (eight int32
+// lanes per block, each converted on its own): columns are (row r of a row pair, lane k):
+// n = 8 r + k, and row g of a B tile (4-byte group g along K) is zero except in columns
+// r * 8 + (g mod 8), which hold group g of row r's weights. A C tile row is then one activation's
+// 8 lanes of row r0 followed by those of row r1, and the 8 lanes' total is the block's exact
+// integer, all that the canonical order v2 (formats spec §5.3) converts. So v2 allows dense tiles
+// (16 output rows per B tile, the K-sum of a block in one C element: issue 26 item 4, see
+// docs/amx.md); until they are written, 7 of 8 products of every tile instruction are zeros.
 //
 // Per format form T (Block32Tiles, SuperBlockTiles below):
 //   Format                  the SIMD format (kElems, kBytes, kActBytes, Act, Block, Acc, ...)
@@ -23,8 +23,7 @@
 //                           their B tiles, kPairs * kDigits * kSteps KiB at most, stay in L1)
 //   kActQs                  where the quants start in an activation block
 //   build_b(b0, b1, B)      B[digit][step] for rows r0 and r1 (the decoded blocks)
-//   lanes(c lo, c hi, x)    the exact int lanes from the C tile rows (+ any offset term of x)
-//   combine(acc, blk, lanes, x)  the format's own float side (F::combine)
+//   ints(c lo, c hi, blk, x)  the format's Ints from the C tile rows (+ any offset or min term)
 #pragma once
 
 #include <cstring>
@@ -59,11 +58,8 @@ struct Block32Tiles {
     static void build_b(const typename F::Block &b0, const typename F::Block &b1, uint8_t *B) {
         diagonal_b(b0.w, b1.w, B);
     }
-    static __m256i lanes(const int32_t *lo, const int32_t *, const typename F::Act &x) {
-        return _mm256_add_epi32(x.base, load256(lo));
-    }
-    static void combine(typename F::Acc &s, const typename F::Block &b, __m256i lanes, const typename F::Act &x) {
-        F::combine(s, b, lanes, x);
+    static Ints ints(const int32_t *lo, const int32_t *, const typename F::Block &, const typename F::Act &x) {
+        return {_mm256_add_epi32(x.base, load256(lo)), _mm256_setzero_si256()};
     }
 };
 
@@ -95,11 +91,8 @@ struct SuperBlockTiles {
                        at + kSteps * kTileBBytes);
         }
     }
-    static __m256i lanes(const int32_t *lo, const int32_t *hi, const typename F::Act &) {
-        return _mm256_add_epi32(load256(lo), _mm256_slli_epi32(load256(hi), 8));
-    }
-    static void combine(typename F::Acc &s, const typename F::Block &b, __m256i lanes, const typename F::Act &x) {
-        F::combine(s, b.h, lanes, x);
+    static Ints ints(const int32_t *lo, const int32_t *hi, const typename F::Block &b, const typename F::Act &x) {
+        return F::Fields::ints(b.h, _mm256_add_epi32(load256(lo), _mm256_slli_epi32(load256(hi), 8)), x);
     }
 };
 
@@ -117,20 +110,24 @@ void tile_gemm_upto64(Tiles &tiles, const uint8_t *w, size_t row_bytes, int32_t 
     alignas(64) int32_t C[T::kPairs][T::kDigits][kTileRows][16];
     alignas(64) uint8_t apad[kTileRows][kActBlockQs];
     std::memset(apad, 0, sizeof apad);
-    typename F::Acc acc[kMaxM][kGroup];
+    using V = RowVec<kGroup>;
+    typename V::F acc[kMaxM];
     typename F::Block blk[kGroup];
+    const typename F::Head *heads[kGroup];
+    for (int r = 0; r < kGroup; ++r) heads[r] = &F::head(blk[r]);
     const int32_t nb = n / F::kElems;
     for (int32_t r0 = 0; r0 < rows; r0 += kGroup) {
+        // A partial last group repeats its last row (dropped at the end), so every lane computes.
         const int group = rows - r0 < kGroup ? int(rows - r0) : kGroup, pairs = (group + 1) / 2;
-        for (int32_t j = 0; j < m; ++j)
-            for (int r = 0; r < group; ++r) acc[j][r] = F::init();
+        for (int32_t j = 0; j < m; ++j) acc[j] = V::zero();
         for (int32_t b = 0; b < nb; ++b) {
-            for (int r = 0; r < 2 * pairs; ++r) {
+            for (int r = 0; r < kGroup; ++r) {
                 const uint8_t *p = w + size_t(r0 + (r < group ? r : group - 1)) * row_bytes + size_t(b) * F::kBytes;
                 _mm_prefetch(reinterpret_cast<const char *>(p + prefetch_bytes<F>()), _MM_HINT_T0);
                 F::decode(p, blk[r]);
             }
             for (int q = 0; q < pairs; ++q) T::build_b(blk[2 * q], blk[2 * q + 1], &B[q][0][0][0]);
+            const typename F::template Scales<kGroup> scales = F::template scales<kGroup>(heads);
             const uint8_t *xb = xq + size_t(b) * F::kActBytes;
             for (int32_t j0 = 0; j0 < m; j0 += kTileRows) {
                 const int32_t count = m - j0 < kTileRows ? m - j0 : kTileRows;
@@ -157,15 +154,20 @@ void tile_gemm_upto64(Tiles &tiles, const uint8_t *w, size_t row_bytes, int32_t 
                 }
                 for (int32_t i = 0; i < count; ++i) {
                     const typename F::Act x = F::act(xb + size_t(j0 + i) * xq_stride);
-                    for (int r = 0; r < group; ++r) {
-                        const int q = r / 2, h = 8 * (r % 2);
-                        T::combine(acc[j0 + i][r], blk[r], T::lanes(&C[q][0][i][h], &C[q][T::kDigits - 1][i][h], x), x);
+                    Ints ints[kGroup];
+                    for (int r = 0; r < kGroup; ++r) {
+                        const int q = (r < 2 * pairs ? r : 2 * pairs - 1) / 2, h = 8 * (r % 2);
+                        ints[r] = T::ints(&C[q][0][i][h], &C[q][T::kDigits - 1][i][h], blk[r], x);
                     }
+                    F::template combine<kGroup>(acc[j0 + i], scales, ints, x);
                 }
             }
         }
-        for (int32_t j = 0; j < m; ++j)
-            for (int r = 0; r < group; ++r) y[size_t(j) * ldy + size_t(r0 + r)] = F::finish(acc[j][r]);
+        for (int32_t j = 0; j < m; ++j) {
+            float out[kGroup];
+            V::store(out, acc[j]);
+            for (int r = 0; r < group; ++r) y[size_t(j) * ldy + size_t(r0 + r)] = out[r];
+        }
     }
 }
 

@@ -1,243 +1,206 @@
-// The AVX-512 build's pair forms of the formats paired with Q8_0 activations, included by
-// simd/formats_q8_0_act.h only where the ISA selection defines MEMRA_SIMD_WIDE512: the rows path
-// on activation pairs (WidePairs) and the token path on row pairs (WideRowPairs), each half of a
-// 512-bit register exactly the 256-bit computation of its (row, activation), so the results are
-// those of every other build. The formats themselves (decode, step, finish) are the shared ones.
+// The AVX-512 build's pair forms of the 32-element formats, included by simd/formats_q8_0_act.h
+// only where the ISA selection defines MEMRA_SIMD_WIDE512:
+//  - the token path of Q8_0 and Q4_0 on row pairs (TokenRowPairs): a tile's 4 rows as two 512-bit
+//    registers (row r in the low half, row r + 1 in the high half), so one decode and one
+//    vpdpbusd serve two rows;
+//  - the rows path of Q8_0, Q4_0, MXFP4 and NVFP4 on activation pairs (WidePairs): 8 rows x
+//    activations j and j + 1, one vpdpbusd per (row, activation pair, 32 values).
+// The int lanes are then summed exactly into one vector of block sums per (rows, activations)
+// (an integer shuffle tree), converted once and fma'd with the matching d_w * d_a: the float side
+// of simd/row_sums.h, so the results are those of every other build.
 #pragma once
 
 #include <immintrin.h>
 
-#include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "simd/formats_q8_0_act.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-// The rows path (PairsRowsPath below): activations j and j + 1 in the low and high halves of one 512-bit register, so one vpdpbusd / cvt / mul / fma serves two
-// (row, activation) pairs. Each half is exactly the 256-bit computation of its activation.
-template <int K>
-struct ActPair {
-    __m512i a, base;
-    __m512 d;
-};
-template <int K>
-inline ActPair<K> act_pair(const uint8_t *p0, const uint8_t *p1) {
-    static_assert(K > 0, "the pair form is the offset form");
-    const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
-    const __m512i zero = _mm512_setzero_si512();
-    const __m512i base = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(char(K)), a));
-    const __m512 d = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(fp16(p0))), _mm256_set1_ps(fp16(p1)), 1);
-    return {a, base, d};
-}
-// acc + (w + K) . a - K * lane sums, scaled by s * d_a lane by lane: both halves at once.
-template <int K>
-inline __m512 pair_fma(__m512 acc, __m256i w, __m256 s, const ActPair<K> &x) {
-    const __m512i lanes = _mm512_dpbusd_epi32(x.base, _mm512_broadcast_i64x4(w), x.a);
-    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_broadcast_f32x8(s), x.d), _mm512_cvtepi32_ps(lanes), acc);
-}
-inline void finish_pair(__m512 acc, float &lo, float &hi) {
-    lo = hsum8(_mm512_castps512_ps256(acc));
-    hi = hsum8(_mm512_extractf32x8_ps(acc, 1));
+// [a0+a1, a2+a3, b0+b1, b2+b3] in every 128-bit lane, as vphaddd does on 256 bits.
+inline __m512i hadd512(__m512i a, __m512i b) {
+    const __m512 fa = _mm512_castsi512_ps(a), fb = _mm512_castsi512_ps(b);
+    return _mm512_add_epi32(_mm512_castps_si512(_mm512_shuffle_ps(fa, fb, 0x88)),
+                            _mm512_castps_si512(_mm512_shuffle_ps(fa, fb, 0xDD)));
 }
 
-// The token path's row pairs (RowPairsTokenPath below): rows r and r + 1 against one
-// activation block, row r in the low half. [d_w(p0) x 8 | d_w(p1) x 8], each the exact widening
-// of its fp16, as fp16_lead gives it.
-inline __m512 fp16_row_pair(const uint8_t *p0, const uint8_t *p1) {
-    uint16_t h0, h1;
-    std::memcpy(&h0, p0, 2);
-    std::memcpy(&h1, p1, 2);
-    const __m128 d = _mm_cvtph_ps(_mm_insert_epi16(_mm_cvtsi32_si128(h0), h1, 1));
-    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1),
-                                 _mm512_castps128_ps512(d));
+// A = [row 0 lanes | row 1 lanes], B = [row 2 | row 3] -> [S0, S1, S2, S3].
+inline __m128i row_pair_sums(__m512i A, __m512i B) {
+    const __m512i h = hadd512(A, B);   // lane k: [A_k pairs, B_k pairs]
+    const __m512i q = hadd512(h, h);   // lane k: [A_k quad, B_k quad, A_k quad, B_k quad]
+    const __m512i t = _mm512_add_epi32(q, _mm512_shuffle_i64x2(q, q, 0xB1));  // lane 0: rows 0, 2; lane 2: rows 1, 3
+    return _mm_unpacklo_epi32(_mm512_castsi512_si128(t), _mm512_extracti32x4_epi32(t, 2));
 }
-// acc + each row's (w + K) . a - K * lane sums, scaled by d_w * d_a: the 256-bit step per half.
-template <int K>
-inline __m512 row_pair_fma(__m512 acc, __m512i w, __m512 d_w, const ActOffset<K> &x) {
-    static_assert(K > 0, "the pair form is the offset form");
-    const __m512i lanes = _mm512_dpbusd_epi32(_mm512_broadcast_i64x4(x.base), w, _mm512_broadcast_i64x4(x.a));
-    return _mm512_fmadd_ps(_mm512_mul_ps(d_w, _mm512_broadcast_f32x8(x.d)), _mm512_cvtepi32_ps(lanes), acc);
-}
-inline __m512 acc_pair(__m256 lo, __m256 hi) { return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1); }
 
-// The rows path for formats with a pair form P (Act2, act2, Acc2, init2, step2, finish2):
-// activations 2p and 2p + 1 share one 512-bit accumulator state per row, each half exactly its
-// own (row, activation) chain. An odd m pairs the last activation with itself; that half is dropped.
+inline uint16_t fp16_bits(const uint8_t *p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return h;
+}
+
+// The token path of a tile of 4 rows (simd/common.h TokenRowPairs) for a Block32 format whose
+// P gives pair(p0, p1): the unsigned bytes w + K of rows p0 and p1 in one register.
 template <class F, class P>
+struct RowPairsTokenTile {
+    static constexpr bool kEnabled = true;
+    static inline void tile(float acc_io[4], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
+                            const typename F::Act *x) {
+        __m128 acc = _mm_loadu_ps(acc_io);
+        PrefetchAhead<F, 4> prefetch(b0, row_bytes);
+        for (int32_t b = b0; b < b1; ++b) {
+            const size_t ahead = prefetch.at_block(b);
+            const uint8_t *p[4];
+            for (int r = 0; r < 4; ++r) {
+                p[r] = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
+                _mm_prefetch(reinterpret_cast<const char *>(p[r] + ahead), _MM_HINT_T1);
+            }
+            const typename F::Act &xa = x[b - b0];
+            const __m512i a = _mm512_broadcast_i64x4(xa.a), base = _mm512_broadcast_i64x4(xa.base);
+            const __m512i A = _mm512_dpbusd_epi32(base, P::pair(p[0], p[1]), a);
+            const __m512i B = _mm512_dpbusd_epi32(base, P::pair(p[2], p[3]), a);
+            const __m128 d_w = _mm_cvtph_ps(_mm_setr_epi16(short(fp16_bits(p[0])), short(fp16_bits(p[1])),
+                                                           short(fp16_bits(p[2])), short(fp16_bits(p[3])), 0, 0, 0, 0));
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_pair_sums(A, B)), _mm_mul_ps(d_w, _mm_set1_ps(xa.d)), acc);
+        }
+        _mm_storeu_ps(acc_io, acc);
+    }
+};
+
+struct Q8_0RowPair {  // w + 128 as unsigned bytes
+    static_assert(kQ8_0Offset == 128, "the pair form is the offset form");
+    static inline __m512i pair(const uint8_t *p0, const uint8_t *p1) {
+        const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
+        return _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80)));
+    }
+};
+
+struct Q4_0RowPair {  // the nibbles, q + 8
+    static inline __m512i pair(const uint8_t *p0, const uint8_t *p1) {
+        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(load128(p0 + 2))),
+                                             _mm256_broadcastsi128_si256(load128(p1 + 2)), 1);
+        return _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
+    }
+};
+
+// The rows path of a Block32 format (offset form) on 8 rows x activation pairs: z[r] = row r's
+// lanes against [activation j | activation j + 1]; the 16 block sums come out as
+// [rows 0-3 of j, rows 0-3 of j + 1, rows 4-7 of j, rows 4-7 of j + 1], one zmm accumulator per
+// activation pair. An odd m pairs the last activation with itself; that half is dropped.
+// lo: the sums of lanes 0-3 of each 256-bit half, hi: of lanes 4-7 (NVFP4's two sub-blocks);
+// their sum is the whole block's.
+inline void pair_rows_half_sums(const __m512i z[8], __m512i &lo, __m512i &hi) {
+    const __m512i x = hadd512(hadd512(z[0], z[1]), hadd512(z[2], z[3]));  // lane k: rows 0-3, 128-bit lane k of each
+    const __m512i y = hadd512(hadd512(z[4], z[5]), hadd512(z[6], z[7]));
+    lo = _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(2, 0, 2, 0));
+    hi = _mm512_shuffle_i64x2(x, y, _MM_SHUFFLE(3, 1, 3, 1));
+}
+inline __m512i pair_rows_sums(const __m512i z[8]) {
+    __m512i lo, hi;
+    pair_rows_half_sums(z, lo, hi);
+    return _mm512_add_epi32(lo, hi);
+}
+inline __m512 quad_lanes(__m128 lo, __m128 hi) {  // [lo, lo, hi, hi]
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set_m128(lo, lo)), _mm256_set_m128(hi, hi), 1);
+}
+
+// [a0 x 4, a1 x 4, a0 x 4, a1 x 4]: the activation scales in the layout of pair_rows_sums.
+inline __m512 d_a_pair(float a0, float a1) {
+    const __m256 d = _mm256_set_m128(_mm_set1_ps(a1), _mm_set1_ps(a0));
+    return _mm512_insertf32x8(_mm512_castps256_ps512(d), d, 1);
+}
+// The lanes of one row's 32 bytes w (broadcast to both halves) against [activation j | j + 1].
+template <int K>
+inline __m512i dot_pair(__m512i w, const ActOffset<K> &x0, const ActOffset<K> &x1) {
+    const __m512i a = _mm512_inserti64x4(_mm512_castsi256_si512(x0.a), x1.a, 1);
+    const __m512i base = _mm512_inserti64x4(_mm512_castsi256_si512(x0.base), x1.base, 1);
+    return _mm512_dpbusd_epi32(base, w, a);
+}
+
+template <class F>
 struct PairsRowsPath {
     static constexpr bool kEnabled = true;
-    template <int R>
-    static inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
-                            int32_t m, float *y, size_t ldy) {
-        const int32_t pairs = (m + 1) / 2;
-        typename P::Acc2 acc[kMaxM / 2][R];
-        for (int32_t p = 0; p < pairs; ++p)
-            for (int r = 0; r < R; ++r) acc[p][r] = P::init2();
-        typename F::Block blk[R];
-        const int32_t nb = n / F::kElems;
-        for (int32_t b = 0; b < nb; ++b) {
-            decode_rows<F, R>(w, row_bytes, b, blk);
-            const uint8_t *xb = xq + size_t(b) * F::kActBytes;
-            for (int32_t p = 0; p < pairs; ++p) {
-                const int32_t j1 = 2 * p + 1 < m ? 2 * p + 1 : 2 * p;
-                const typename P::Act2 x = P::act2(xb + size_t(2 * p) * xq_stride, xb + size_t(j1) * xq_stride);
-                for (int r = 0; r < R; ++r) P::step2(acc[p][r], blk[r], x);
+    // NVFP4: per half h of the block, the lanes 0-3 / 4-7 of each row are sub-blocks 2h / 2h + 1,
+    // fma'd in sub-block order with ue4m3_half(d[s]) * d_a of Q8_0 block 2b + h.
+    static inline void step_nvfp4(__m512 *acc, const NVFP4::Block blk[8], const uint8_t *xb, size_t xq_stride,
+                                  int32_t m) {
+        __m512 d_w[4];
+        for (int s = 0; s < 4; ++s)
+            d_w[s] = quad_lanes(_mm_setr_ps(blk[0].s[s], blk[1].s[s], blk[2].s[s], blk[3].s[s]),
+                                _mm_setr_ps(blk[4].s[s], blk[5].s[s], blk[6].s[s], blk[7].s[s]));
+        for (int32_t q = 0; q < (m + 1) / 2; ++q) {
+            const int32_t j1 = 2 * q + 1 < m ? 2 * q + 1 : 2 * q;
+            const NVFP4::Act x0 = NVFP4::act(xb + size_t(2 * q) * xq_stride), x1 = NVFP4::act(xb + size_t(j1) * xq_stride);
+            for (int h = 0; h < 2; ++h) {
+                __m512i z[8], lo, hi;
+                for (int r = 0; r < 8; ++r) z[r] = dot_pair(_mm512_broadcast_i64x4(blk[r].w[h]), x0.h[h], x1.h[h]);
+                pair_rows_half_sums(z, lo, hi);
+                const __m512 d_a = d_a_pair(x0.h[h].d, x1.h[h].d);
+                acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(d_w[2 * h], d_a), acc[q]);
+                acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_mul_ps(d_w[2 * h + 1], d_a), acc[q]);
             }
         }
-        for (int32_t p = 0; p < pairs; ++p)
-            for (int r = 0; r < R; ++r) {
-                float lo, hi;
-                P::finish2(acc[p][r], lo, hi);
-                y[size_t(2 * p) * ldy + size_t(r)] = lo;
-                if (2 * p + 1 < m) y[size_t(2 * p + 1) * ldy + size_t(r)] = hi;
-            }
     }
-    // 8 rows per tile: each prepared activation pair (two loads, the offset base, two fp16
-    // scales: about 11 of the 27 vector operations of a 4-row step) is shared by twice the
-    // rows. memra-bench-micro gemm32, 1536 x 4096, this VM, 2026-12-03, 4 -> 8 rows: q4_0
-    // 3.96 -> 3.25 ms, q8_0 3.88 -> 3.17, nvfp4 3.48 -> 3.11; 16 rows gained 2-4% more, 8
-    // rows for the other formats' tiles nothing (avx2) or lost up to 28% (avx512 Q8_K
-    // formats, whose decoded super-blocks then spill out of L1). Accumulators held in
-    // registers over 8-activation groups (the weights decoded once per group) were slower.
+    static inline void tile8(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *xq, size_t xq_stride,
+                             int32_t m, float *y, size_t ldy) {
+        const int32_t pairs = (m + 1) / 2;
+        __m512 acc[kMaxM / 2];
+        for (int32_t q = 0; q < pairs; ++q) acc[q] = _mm512_setzero_ps();
+        typename F::Block blk[8];
+        const int32_t nb = n / F::kElems;
+        for (int32_t b = 0; b < nb; ++b) {
+            decode_rows<F, 8>(w, row_bytes, b, blk);
+            const uint8_t *xb = xq + size_t(b) * F::kActBytes;
+            if constexpr (std::is_same_v<F, NVFP4>) {
+                step_nvfp4(acc, blk, xb, xq_stride, m);
+            } else {
+                __m512i wz[8];
+                for (int r = 0; r < 8; ++r) wz[r] = _mm512_broadcast_i64x4(blk[r].w);
+                const __m512 d_w = quad_lanes(_mm_setr_ps(blk[0].d, blk[1].d, blk[2].d, blk[3].d),
+                                              _mm_setr_ps(blk[4].d, blk[5].d, blk[6].d, blk[7].d));
+                for (int32_t q = 0; q < pairs; ++q) {
+                    const int32_t j1 = 2 * q + 1 < m ? 2 * q + 1 : 2 * q;
+                    const typename F::Act x0 = F::act(xb + size_t(2 * q) * xq_stride);
+                    const typename F::Act x1 = F::act(xb + size_t(j1) * xq_stride);
+                    __m512i z[8];
+                    for (int r = 0; r < 8; ++r) z[r] = dot_pair(wz[r], x0, x1);
+                    acc[q] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pair_rows_sums(z)), _mm512_mul_ps(d_w, d_a_pair(x0.d, x1.d)),
+                                             acc[q]);
+                }
+            }
+        }
+        for (int32_t q = 0; q < pairs; ++q) {
+            alignas(64) float out[16];
+            _mm512_store_ps(out, acc[q]);
+            for (int h = 0; h < 2; ++h) {  // h: activation 2q + h
+                if (2 * q + h >= m) break;
+                float *row = y + size_t(2 * q + h) * ldy;
+                for (int r = 0; r < 4; ++r) row[r] = out[4 * h + r], row[4 + r] = out[8 + 4 * h + r];
+            }
+        }
+    }
     static inline void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const uint8_t *x,
                             size_t xq_stride, int32_t m, float *y, size_t ldy) {
         int32_t r = 0;
-        for (; r + 8 <= rows; r += 8) tile<8>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-        for (; r + 4 <= rows; r += 4) tile<4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-        for (; r < rows; ++r) tile<1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-    }
-};
-
-// The token path for formats with a row-pair form P (RowPair, pair_init, pair_dot, pair_split):
-// row r in the low half, row r + 1 in the high half, each half exactly the 256-bit computation
-// of its row, so one vpdpbusd / cvt / mul / fma serves two rows where the 32-element formats'
-// blocks are too cheap to hide those. As simd/common.h token_tile, for an even R.
-template <class F, class P>
-struct RowPairsTokenPath {
-    static constexpr bool kEnabled = true;
-    template <int R>
-    static inline void tile(typename F::Acc acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
-                            const typename F::Act *x) {
-        typename P::RowPair acc[R / 2];
-        for (int q = 0; q < R / 2; ++q) acc[q] = P::pair_init(acc_io[2 * q], acc_io[2 * q + 1]);
-        PrefetchAhead<F, R> prefetch(b0, row_bytes);
-        for (int32_t b = b0; b < b1; ++b) {
-            const size_t ahead = prefetch.at_block(b);
-            for (int q = 0; q < R / 2; ++q) {
-                const uint8_t *p = w + size_t(2 * q) * row_bytes + size_t(b) * F::kBytes;
-                _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
-                _mm_prefetch(reinterpret_cast<const char *>(p + row_bytes + ahead), _MM_HINT_T1);
-                P::pair_dot(acc[q], p, p + row_bytes, x[b - b0]);
-            }
-        }
-        for (int q = 0; q < R / 2; ++q) P::pair_split(acc[q], acc_io[2 * q], acc_io[2 * q + 1]);
-    }
-};
-
-// The rows path's state where the format's is one float accumulator (Acc8): one 512-bit one.
-struct OneAccPair {
-    using Acc2 = __m512;
-    static inline Acc2 init2() { return _mm512_setzero_ps(); }
-    static inline void finish2(__m512 acc, float &lo, float &hi) { finish_pair(acc, lo, hi); }
-};
-
-// Block32<K> (Q8_0, Q4_0): the pair forms of both paths.
-template <int K>
-struct Block32Pairs : OneAccPair {
-    using Act2 = ActPair<K>;
-    static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) { return act_pair<K>(a0, a1); }
-    static inline void step2(__m512 &acc, const typename Block32<K>::Block &b, const Act2 &x) {
-        acc = pair_fma<K>(acc, b.w, b.d, x);
-    }
-    using RowPair = __m512;
-    static inline RowPair pair_init(const Acc8 &r0, const Acc8 &r1) { return acc_pair(r0.acc, r1.acc); }
-    static inline void pair_split(RowPair v, Acc8 &r0, Acc8 &r1) {
-        r0.acc = _mm512_castps512_ps256(v);
-        r1.acc = _mm512_extractf32x8_ps(v, 1);
-    }
-};
-
-struct Q8_0Pairs : Block32Pairs<kQ8_0Offset> {
-    static inline void pair_dot(__m512 &acc, const uint8_t *p0, const uint8_t *p1, const Q8_0::Act &x) {
-        const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
-        acc = row_pair_fma(acc, _mm512_xor_si512(w, _mm512_set1_epi8(char(0x80))), fp16_row_pair(p0, p1), x);
-    }
-};
-
-struct Q4_0Pairs : Block32Pairs<8> {
-    static inline void pair_dot(__m512 &acc, const uint8_t *p0, const uint8_t *p1, const Q4_0::Act &x) {
-        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(load128(p0 + 2))),
-                                             _mm256_broadcastsi128_si256(load128(p1 + 2)), 1);
-        const __m512i w = _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)),
-                                           _mm512_set1_epi8(0x0F));
-        acc = row_pair_fma(acc, w, fp16_row_pair(p0, p1), x);
-    }
-};
-
-// NVFP4: the rows path's pairs (its token path keeps one row per register).
-struct NVFP4Pairs : OneAccPair {
-    struct Act2 {
-        ActPair<NVFP4::kOffset> h[2];
-    };
-    static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) {
-        return {{act_pair<NVFP4::kOffset>(a0, a1), act_pair<NVFP4::kOffset>(a0 + 34, a1 + 34)}};
-    }
-    static inline void step2(__m512 &acc, const NVFP4::Block &b, const Act2 &x) {
-        for (int h = 0; h < 2; ++h) acc = pair_fma<NVFP4::kOffset>(acc, b.w[h], b.s[h], x.h[h]);
-    }
-};
-
-// MXFP4: the rows path's pairs, each half MXFP4's own state (an even block's lanes and scale held
-// until its odd partner arrives; one left pending at the end is ggml's scalar tail).
-struct MXFP4Pairs {
-    using Act2 = ActPair<MXFP4::kOffset>;
-    static inline Act2 act2(const uint8_t *a0, const uint8_t *a1) { return act_pair<MXFP4::kOffset>(a0, a1); }
-    struct Acc2 {
-        __m512 acc1, acc2, d;
-        __m512i lanes;
-        bool pending;
-    };
-    static inline Acc2 init2() {
-        return {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_si512(), false};
-    }
-    static inline void step2(Acc2 &st, const MXFP4::Block &b, const Act2 &x) {
-        const __m512i lanes = _mm512_dpbusd_epi32(x.base, _mm512_broadcast_i64x4(b.w), x.a);
-        const __m512 d = _mm512_mul_ps(x.d, _mm512_broadcast_f32x8(b.s));
-        if (st.pending) {
-            st.acc1 = _mm512_fmadd_ps(st.d, _mm512_cvtepi32_ps(st.lanes), st.acc1);
-            st.acc2 = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(lanes), st.acc2);
-        } else {
-            st.d = d;
-            st.lanes = lanes;
-        }
-        st.pending = !st.pending;
-    }
-    static inline void finish2(const Acc2 &st, float &lo, float &hi) {
-        finish_pair(_mm512_add_ps(st.acc1, st.acc2), lo, hi);
-        if (!st.pending) return;
-        alignas(64) int32_t l[16];
-        alignas(64) float d[16];
-        _mm512_store_si512(l, st.lanes);
-        _mm512_store_ps(d, st.d);
-        int32_t s_lo = 0, s_hi = 0;
-        for (int k = 0; k < 8; ++k) s_lo += l[k], s_hi += l[8 + k];
-        lo = std::fma(d[0], float(s_lo), lo);
-        hi = std::fma(d[8], float(s_hi), hi);
+        for (; r + 8 <= rows; r += 8) tile8(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        for (; r + 4 <= rows; r += 4) tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
     }
 };
 
 template <>
-struct WidePairs<Q8_0> : PairsRowsPath<Q8_0, Q8_0Pairs> {};
+struct WidePairs<Q8_0> : PairsRowsPath<Q8_0> {};
 template <>
-struct WidePairs<Q4_0> : PairsRowsPath<Q4_0, Q4_0Pairs> {};
+struct WidePairs<Q4_0> : PairsRowsPath<Q4_0> {};
 template <>
-struct WidePairs<NVFP4> : PairsRowsPath<NVFP4, NVFP4Pairs> {};
+struct WidePairs<MXFP4> : PairsRowsPath<MXFP4> {};
 template <>
-struct WidePairs<MXFP4> : PairsRowsPath<MXFP4, MXFP4Pairs> {};
+struct WidePairs<NVFP4> : PairsRowsPath<NVFP4> {};
+
 template <>
-struct WideRowPairs<Q8_0> : RowPairsTokenPath<Q8_0, Q8_0Pairs> {};
+struct TokenRowPairs<Q8_0> : RowPairsTokenTile<Q8_0, Q8_0RowPair> {};
 template <>
-struct WideRowPairs<Q4_0> : RowPairsTokenPath<Q4_0, Q4_0Pairs> {};
+struct TokenRowPairs<Q4_0> : RowPairsTokenTile<Q4_0, Q4_0RowPair> {};
 
 }  // namespace memra::simd::MEMRA_SIMD_NS

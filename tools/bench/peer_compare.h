@@ -41,7 +41,9 @@ struct AgreementRule {
     double bound = 0;        // else: rel_error at most this
 };
 // avx2_kernels: ggml's CPU variant has the x86 AVX2 dot kernels (GgmlPeer::avx2_kernels); the
-// other variants (x64, sse42, sandybridge, ivybridge, piledriver) sum in other orders.
+// other variants (x64, sse42, sandybridge, ivybridge, piledriver) sum in other orders. Since
+// memra's canonical order v2 no rule depends on it or on the mode and check: every quantized
+// format is held to one bound (peer_compare.cpp); the parameters stay for the records' checks.
 AgreementRule agreement_rule(const std::string &format, const std::string &mode, PeerCheck check,
                              bool avx2_kernels);
 

@@ -61,8 +61,8 @@ public:
     void from_float(int32_t qtype, const float *src, void *dst, int64_t n) const;
     // ggml-cpu's dot of a row of qtype with an activation in its vec_dot_type (written to act_type).
     float vec_dot(int32_t qtype, int64_t n, const void *row, const void *act, int32_t *act_type) const;
-    // Whether the CPU variant was built with AVX2: then its dot kernels are the x86 AVX2 ones
-    // whose float order memra's kernels reproduce bit for bit (the formats spec, section 5.2).
+    // Whether the CPU variant was built with AVX2: then its dot kernels are the x86 AVX2 ones of
+    // the formats spec, section 5.2 (memra's canonical order v2, 5.3, is another float order).
     bool avx2_kernels() const { return avx2_; }
     // Whether ggml's CPU variant reports this feature ("AVX512", ...; ggml_backend_get_features).
     bool has_feature(const std::string &name) const;
