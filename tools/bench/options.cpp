@@ -172,7 +172,7 @@ uint64_t parse_bytes(const std::string &text) {
 ParseOutcome parse_options(const std::vector<std::string> &args) {
     ParseOutcome out;
     BenchOptions &o = out.options;
-    std::string formats = "all", backends = all_backends(), threads = "1,2", rows = "1,8,32,64";
+    std::string formats = "all", backends = all_backends(), threads = "1,2", rows = "1,4,8,32,64";
     std::string modes = "bandwidth,token,rows", shape = "4096,1536";
     std::string max_stored = "3G", bandwidth_bytes = "2G", pread_bytes = "1G";
     po::options_description opts(
@@ -188,7 +188,7 @@ ParseOutcome parse_options(const std::vector<std::string> &args) {
         ("experts", po::value(&o.experts), "experts per token call (default 8)")
         ("stored", po::value(&o.stored), "distinct stored experts the calls rotate through, so weights come from DRAM (default 128)")
         ("max-stored-bytes", po::value(&max_stored), "cap on the stored experts' bytes; lowers --stored for wide formats (default 3G)")
-        ("rows", po::value(&rows), "row counts of the rows path (1..64, default 1,8,32,64)")
+        ("rows", po::value(&rows), "row counts of the rows path (1..64, default 1,4,8,32,64)")
         ("bandwidth-bytes", po::value(&bandwidth_bytes), "buffer of the read-bandwidth test, >> LLC (default 2G)")
         ("pread-bytes", po::value(&pread_bytes), "file of the pread test (default 1G)")
         ("dir", po::value(&o.dir), "directory for test files, on a real disk (default $TMPDIR, else /var/tmp)")

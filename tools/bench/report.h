@@ -17,6 +17,7 @@ struct Machine {
     std::string cpu_model;
     int logical_cpus = 0;
     uint64_t llc_bytes = 0;  // 0 when the system does not say
+    bool amx = false;        // /proc/cpuinfo lists amx_int8: the rows target is the AMX one
 };
 
 Machine describe_machine();
@@ -38,9 +39,12 @@ double bandwidth_ceiling(const Report &report, int32_t threads);
 void attach_ceilings(Report &report);
 
 // The issues' targets at 2 threads: the fraction of the read bandwidth a format's token path
-// should reach (-1: none set, as for f32), and the rows path's bound for 32 rows.
+// should reach (-1: none set, as for f32).
 double bandwidth_target(const std::string &format);
-constexpr double kRows32Target = 6.0;
+// Issue 26's bound on a rows call of m rows, in token calls of the same expert: m = 4 <= 1.5,
+// m = 8 <= 2 (several streams decoding at once), m = 32 <= 3 on a CPU with AMX and <= 4 without
+// (prefill); -1 for an m with no target.
+double rows_target(int32_t m, bool amx);
 
 void print_tables(std::ostream &out, const Report &report);
 void write_json(std::ostream &out, const Report &report);

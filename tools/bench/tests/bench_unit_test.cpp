@@ -51,7 +51,7 @@ TEST(BenchOptions, DefaultsAreTheIssuesLayer) {
         if (row.shipped()) shipped.push_back(row.name);
     EXPECT_EQ(o.backends, shipped);
     EXPECT_EQ(o.threads, (std::vector<int32_t>{1, 2}));
-    EXPECT_EQ(o.rows, (std::vector<int32_t>{1, 8, 32, 64}));
+    EXPECT_EQ(o.rows, (std::vector<int32_t>{1, 4, 8, 32, 64}));
     EXPECT_TRUE(o.has(Mode::Bandwidth) && o.has(Mode::Token) && o.has(Mode::Rows));
     EXPECT_FALSE(o.has(Mode::File));
     EXPECT_EQ(o.bandwidth_bytes, uint64_t(2) << 30);
@@ -339,8 +339,9 @@ Report fixture_report() {
         r.read_loop.clear();
         r.read_loops.clear();
     }
-    // Lists of its own, so that a format or plugin added to the project leaves the fixture alone.
-    rep.options = parse_options({"--quick", "--modes", "all", "--formats", "q4_K,iq3_s", "--backends", "avx2,avx512"}).options;
+    // Lists of its own, so that a format, plugin or default added to the project leaves the fixture alone.
+    rep.options = parse_options({"--quick", "--modes", "all", "--formats", "q4_K,iq3_s", "--backends", "avx2,avx512",
+                                 "--rows", "1,8,32,64"}).options;
     BackendResult &b = rep.backends[0];
     Record cold = sample_record("file", "cold", "avx2", "q4_K", 2, 0.25);
     cold.relative_to = "pread";
