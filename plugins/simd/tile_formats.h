@@ -1,9 +1,9 @@
 // The formats the tile builds (plugins/amx, plugins/amx_emulated) serve, each with its tile form
-// (simd/tile_gemm.h): every format whose dot is integer and whose weights come as one unsigned
-// byte per element (Block32: Q8_0, Q4_0, MXFP4) or as chunks with int scales (SuperBlock: the
-// K-quants, IQ4_XS, IQ3_S). Left out, to the plugins below: F32 and BF16 (float dots), and NVFP4
-// (four 16-element sub-blocks per block, each its own scale: a tile form needs one C tile per
-// half of the block; possible, not yet written).
+// (simd/tile_forms.h, driven by simd/tile_gemm.h): every format whose dot is integer and whose
+// weights come as one byte per element (Block32: Q8_0, Q4_0, MXFP4) or as chunks with int scales
+// (SuperBlock: the K-quants, IQ4_XS, IQ3_S). Left out, to the plugins below: F32 and BF16 (float
+// dots), and NVFP4 (four 16-element sub-blocks per block, each its own scale: a tile form needs
+// K = 16 per C tile or four C tiles per block; possible, not yet written).
 #pragma once
 
 #include "simd/tile_gemm.h"
