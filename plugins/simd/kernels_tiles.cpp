@@ -4,9 +4,6 @@
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-static_assert(Q8_0::kBytes == size_t(memra::formats::q8_0.block_bytes) && Isa::kExactDot4,
-              "the tile form of Q8_0 is the offset form (w + 128 as unsigned bytes)");
-
 #define MEMRA_TILE_DEFINE_(name, Form)                                                                    \
     static_assert(Form::Format::kElems == memra::formats::name.block_elems &&                             \
                       Form::Format::kBytes == size_t(memra::formats::name.block_bytes),                   \

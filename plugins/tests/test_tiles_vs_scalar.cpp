@@ -1,7 +1,8 @@
 // The tile builds (plugins/amx on AMX tiles, plugins/amx_emulated on their AVX-512 emulation)
 // against the scalar reference, bit for bit: gemm for EVERY m in 1..64 (and 70 and 130, sliced
-// by 64), odd and even row counts (1, 2, 3, 17, 33: the odd last row of a pair, a partial
-// activation tile for every m not a multiple of 16), rows of one block and of several, random
+// by 64), row counts around the 16-row B tiles (1, 2, 3, 16, 17, 31, 33: a partial last row
+// group of every size class, a partial activation tile for every m not a multiple of 16), rows
+// of one block and of several, random
 // weights and activations with the zero / outlier / extreme ones. And the table's shape: a
 // rows-only build, gemv NULL everywhere (the token path falls to the plugins below), the issue's
 // formats (Q8_0, Q4_0, Q4_K) among those it serves.
@@ -102,7 +103,7 @@ TEST_P(TilesVsScalar, GemmBitExactForEveryM) {
         const memra_kernel_v2 &k = t->kernels[i];
         const memra_qtype_info &info = expertkit::qtype_info(k.qtype);
         for (int32_t blocks : {1, 5})
-            for (int32_t out : {1, 2, 3, 17, 33}) {
+            for (int32_t out : {1, 2, 3, 16, 17, 31, 33}) {
                 const int32_t in = blocks * info.block_elems;
                 const TileCase &c = tile_case(k.qtype, in, out);
                 SCOPED_TRACE(std::string(GetParam()) + " " + info.name + " in=" + std::to_string(in) +

@@ -1,0 +1,187 @@
+// Each format's tile form for the dense tile driver (simd/tile_gemm.h): how 16 output rows' weight
+// blocks become B tiles, and the float epilogue of the canonical order v2 (formats spec §5.3) over
+// those 16 rows, one zmm per activation. A B tile's rows are a block's 4-byte groups along K and
+// its 16 int32 columns are the 16 output rows (bytes 4k..4k+3 of row n at 4n of tile row k), so
+// element (i, n) of a C tile is activation i's exact int32 against row n over the tile's K.
+//
+// Per form T:
+//   Format               the SIMD format (kElems, kBytes, kActBytes, Block, decode, head)
+//   kSteps, kStepBytes   tile K steps per weight block, bytes of activation per step
+//   kDigits              1: B holds the weights as signed bytes (tdpbssd); 2: the scaled weights
+//                        w' = q * scale (|w'| < 2^15) as an unsigned low digit (tdpbsud) and a
+//                        signed high digit (tdpbssd): S = C_lo + 256 C_hi, exact in int32
+//   kActQs               where the quants start in an activation block
+//   build_b(blk, B)      the B tiles B[digit][step] of 16 rows' decoded blocks
+//   Scales, scales(blk)  the 16 rows' float scales (and min weights), once per block
+//   combine(acc, w, lo, hi, act)  acc (16 rows of one activation) += the block, in the v2 order:
+//                        fma(S, d * d_a) [then fma(M, -(d_a) * dmin)]
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "simd/common.h"
+#include "simd/formats_q8_0_act.h"
+#include "simd/formats_q8_K_act.h"
+#include "simd/tiles_shape.h"
+
+namespace memra::simd::MEMRA_SIMD_NS {
+
+constexpr int kTileGroup = 16;                                    // output rows per B tile
+constexpr int kTileBBytes = kTileRows * kTileRowBytes;            // a B tile of 16 groups (K = 64)
+constexpr __mmask16 kAllRows = __mmask16(0xFFFF);
+
+// 16 rows' 32 bytes (w[n]: row n) as the 8 rows of a dense B tile at b (64 bytes each): tile row k
+// = int32 k of every row, a 16 x 8 transpose of int32, done as the classic 8 x 8 transpose in each
+// 256-bit half of [row n | row n + 8] (unpack 32, unpack 64, then 128-bit lanes paired).
+inline void dense_b(const __m256i *w, uint8_t *b) {
+    __m512i v[8], t[8], u[8];
+    for (int n = 0; n < 8; ++n) v[n] = _mm512_inserti64x4(_mm512_castsi256_si512(w[n]), w[n + 8], 1);
+    for (int p = 0; p < 8; p += 2) {
+        t[p] = _mm512_unpacklo_epi32(v[p], v[p + 1]);      // per 128-bit lane: int32 0, 1 of two rows
+        t[p + 1] = _mm512_unpackhi_epi32(v[p], v[p + 1]);  // int32 2, 3
+    }
+    for (int q = 0; q < 8; q += 4) {  // rows 4q' .. 4q' + 3 of each half
+        u[q] = _mm512_unpacklo_epi64(t[q], t[q + 2]);      // int32 0 (lanes 0, 2), 4 (lanes 1, 3)
+        u[q + 1] = _mm512_unpackhi_epi64(t[q], t[q + 2]);  // 1, 5
+        u[q + 2] = _mm512_unpacklo_epi64(t[q + 1], t[q + 3]);  // 2, 6
+        u[q + 3] = _mm512_unpackhi_epi64(t[q + 1], t[q + 3]);  // 3, 7
+    }
+    // int32 k < 4: rows 0-3 from u[k] lane 0, rows 4-7 from u[4 + k] lane 0, rows 8-15 the same
+    // from lane 2; k + 4 from lanes 1 and 3.
+    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), second = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+    for (int k = 0; k < 4; ++k) {
+        _mm512_store_si512(b + kTileRowBytes * k, _mm512_permutex2var_epi64(u[k], first, u[4 + k]));
+        _mm512_store_si512(b + kTileRowBytes * (k + 4), _mm512_permutex2var_epi64(u[k], second, u[4 + k]));
+    }
+}
+
+// The 16 rows' value of one float field as a vector (lane n: row n).
+template <class Get>
+inline __m512 rows_f32(Get get) {
+    alignas(64) float v[kTileGroup];
+    for (int n = 0; n < kTileGroup; ++n) v[n] = get(n);
+    return _mm512_load_ps(v);
+}
+
+// The activation offset K of a Block32 format (its Act is ActOffset<K>).
+template <class A>
+struct OffsetOfAct;
+template <int K>
+struct OffsetOfAct<ActOffset<K>> {
+    static constexpr int value = K;
+};
+
+// Q8_0, Q4_0, MXFP4 (simd/formats_q8_0_act.h Block32): B = the block's signed values (w + K from
+// the decoder, K taken off again: exact in int8), K = 32 in one step, no offset term. S = C.
+template <class F>
+struct Block32Tiles {
+    using Format = F;
+    static constexpr int kSteps = 1, kStepBytes = 32, kDigits = 1;
+    static constexpr size_t kActQs = 2;
+    static constexpr int kOffset = OffsetOfAct<typename F::Act>::value;
+    static void build_b(const typename F::Block *blk, uint8_t *B) {
+        __m256i w[kTileGroup];
+        for (int n = 0; n < kTileGroup; ++n) w[n] = _mm256_sub_epi8(blk[n].w, _mm256_set1_epi8(char(kOffset)));
+        dense_b(w, B);
+    }
+    struct Scales {
+        __m512 d;
+    };
+    static Scales scales(const typename F::Block *blk) {
+        return {rows_f32([&](int n) { return blk[n].d; })};
+    }
+    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *, const uint8_t *act) {
+        const __m512 S = _mm512_cvtepi32_ps(_mm512_load_si512(lo));
+        acc = _mm512_fmadd_ps(S, _mm512_mul_ps(w.d, _mm512_set1_ps(fp16(act))), acc);
+    }
+};
+
+// The scaled weights w' = (q - QOffset) * scale of chunk c as 32 int16 (scale int16 i multiplies
+// elements 2i and 2i + 1, as in Isa::dot4_scaled), from the rows path's stored chunks.
+template <int QOffset>
+inline __m512i scaled_chunk(const StoredChunks<UChunk> &k, int c) {
+    const __m512i sc = _mm512_cvtepu16_epi32(k.sc[c]);
+    const __m512i q = _mm512_sub_epi16(_mm512_cvtepu8_epi16(k.q[c]), _mm512_set1_epi16(QOffset));
+    return _mm512_mullo_epi16(q, _mm512_or_si512(sc, _mm512_slli_epi32(sc, 16)));
+}
+template <int QOffset>
+inline __m512i scaled_chunk(const StoredChunks<SChunk> &k, int c) {
+    static_assert(QOffset == 0, "signed chunks carry their sign");
+    const __m512i sc = _mm512_cvtepu16_epi32(k.sc[c]);
+    const __m512i mag = _mm512_mullo_epi16(_mm512_cvtepu8_epi16(k.mag[c]), _mm512_or_si512(sc, _mm512_slli_epi32(sc, 16)));
+    return _mm512_mask_sub_epi16(mag, _mm256_movepi8_mask(k.sign[c]), _mm512_setzero_si512(), mag);
+}
+
+// The min term of Q2_K, Q4_K, Q5_K: M = sum over int16 pairs p of (min_2p, min_2p+1) . (act's
+// pair), exact in int32 (vpmaddwd). Weights: 16 rows' pairs transposed once per block (lane n of
+// pair p: row n); per activation kPairs vpmaddwd over the 16 rows.
+struct NoMins {
+    static constexpr int kPairs = 0;
+};
+struct K4Mins {  // Q4_K, Q5_K: min j against T_j = bs[2j] + bs[2j + 1]
+    static constexpr int kPairs = 4;
+    template <class Head>
+    static __m256i weights(const Head &h) { return _mm256_zextsi128_si256(h.mins8); }
+    static __m256i acts(const ActK &x) { return _mm256_zextsi128_si256(x.T); }
+};
+struct Q2KMins {  // Q2_K: min s against bs[s]
+    static constexpr int kPairs = 8;
+    template <class Head>
+    static __m256i weights(const Head &h) { return h.mins16; }
+    static __m256i acts(const ActK &x) { return x.bs; }
+};
+
+// The super-block formats (simd/formats_q8_K_act.h SuperBlock): 4 steps of K = 64 (two chunks),
+// the super-block's S accumulated in the C tiles, the scales inside the weights (two digits).
+// QOffset: the decoder's unsigned offset, taken off before scaling (Q6_K stores q + 32), so that
+// no offset term is left. Mins: the min term's form (NoMins, K4Mins, Q2KMins).
+template <class F, int QOffset = 0, class Mins = NoMins>
+struct SuperBlockTiles {
+    using Format = F;
+    static constexpr int kSteps = 4, kStepBytes = 64, kDigits = 2;
+    static constexpr size_t kActQs = q8_K_act::kQsOffset;
+    static void build_b(const typename F::Block *blk, uint8_t *B) {
+        for (int c = 0; c < 8; ++c) {  // chunk c: step c / 2, tile rows 8 (c % 2) ..
+            __m256i lo[kTileGroup], hi[kTileGroup];
+            for (int n = 0; n < kTileGroup; ++n) {
+                const __m512i w = scaled_chunk<QOffset>(blk[n].k, c);
+                lo[n] = _mm512_cvtepi16_epi8(w), hi[n] = _mm512_cvtepi16_epi8(_mm512_srai_epi16(w, 8));
+            }
+            uint8_t *at = B + (c / 2) * kTileBBytes + (c % 2) * 8 * kTileRowBytes;
+            dense_b(lo, at);
+            dense_b(hi, at + kSteps * kTileBBytes);
+        }
+    }
+    struct Scales {
+        __m512 d, dmin;
+        alignas(64) int32_t mins[Mins::kPairs > 0 ? 8 : 1][kTileGroup];  // pair p of row n
+    };
+    static Scales scales(const typename F::Block *blk) {
+        Scales w;
+        w.d = rows_f32([&](int n) { return blk[n].h.d; });
+        if constexpr (Mins::kPairs > 0) {
+            w.dmin = rows_f32([&](int n) { return blk[n].h.dmin; });
+            __m256i m[kTileGroup];
+            for (int n = 0; n < kTileGroup; ++n) m[n] = Mins::weights(blk[n].h);
+            dense_b(m, reinterpret_cast<uint8_t *>(&w.mins[0][0]));
+        }
+        return w;
+    }
+    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act) {
+        const ActK x = act_k(act);
+        const __m512i S = _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), 8));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(w.d, _mm512_set1_ps(x.D)), acc);
+        if constexpr (Mins::kPairs > 0) {
+            alignas(32) int32_t a[8];
+            _mm256_store_si256(reinterpret_cast<__m256i *>(a), Mins::acts(x));
+            __m512i M = _mm512_setzero_si512();
+            for (int p = 0; p < Mins::kPairs; ++p)
+                M = _mm512_add_epi32(M, _mm512_madd_epi16(_mm512_load_si512(w.mins[p]), _mm512_set1_epi32(a[p])));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(w.dmin, _mm512_set1_ps(-x.D)), acc);
+        }
+    }
+};
+
+}  // namespace memra::simd::MEMRA_SIMD_NS
