@@ -112,6 +112,15 @@ std::vector<std::string> stderr_lines(const std::string &text) {
     return lines;
 }
 
+// Rows [0, 4) and [4, 8) of a page each, on nodes 0 and 1, placed twice over `chunk` (8 pages)
+// with the load log on: the lines said.
+std::vector<std::string> place_twice_logged(const NumaMachine &machine, const Mapping &chunk, uint64_t *on_node) {
+    const int32_t bounds[] = {0, 4, 8}, nodes[] = {0, 1};
+    testing::internal::CaptureStderr();
+    for (int i = 0; i < 2; ++i) place_rows(machine, chunk.data, chunk.bytes, kPage, bounds, nodes, 2, on_node, true);
+    return stderr_lines(testing::internal::GetCapturedStderr());
+}
+
 // 40 rows of 1000 bytes in a chunk of 10 pages: group 0's rows [0, 16) end inside page 3, so page
 // 3 (which they start in) is group 0's and group 1 starts at page 4; the chunk's tail is group 1's.
 TEST(NumaPlacement, PagesGoToTheGroupWhoseRowsTheyStartIn) {
@@ -184,15 +193,11 @@ TEST(NumaPlacement, RefusedMbindTurnsPlacementOffWithOneLine) {
     Mapping chunk(8 * kPage);
     ASSERT_NE(chunk.data, nullptr);
     const NumaMachine machine = two_nodes(0, 0);
-    const int32_t bounds[] = {0, 4, 8}, nodes[] = {0, 1};
     for (int error : {EPERM, EINVAL, ENOSYS}) {
         Recording rec(chunk.data, error);
         ASSERT_TRUE(placement_on(machine));
         uint64_t on_node[kMaxPlacedNodes] = {};
-        testing::internal::CaptureStderr();
-        place_rows(machine, chunk.data, chunk.bytes, kPage, bounds, nodes, 2, on_node, true);
-        place_rows(machine, chunk.data, chunk.bytes, kPage, bounds, nodes, 2, on_node, true);
-        const std::vector<std::string> lines = stderr_lines(testing::internal::GetCapturedStderr());
+        const std::vector<std::string> lines = place_twice_logged(machine, chunk, on_node);
         EXPECT_EQ(g_calls.size(), 1u) << "asked again after a refusal";
         EXPECT_FALSE(placement_on(machine));
         EXPECT_EQ(on_node[0] + on_node[1], 0u);
@@ -203,6 +208,7 @@ TEST(NumaPlacement, RefusedMbindTurnsPlacementOffWithOneLine) {
     // Without the load log the refusal is silent (and placement still off).
     Recording rec(chunk.data, EPERM);
     uint64_t on_node[kMaxPlacedNodes] = {};
+    const int32_t bounds[] = {0, 4, 8}, nodes[] = {0, 1};
     testing::internal::CaptureStderr();
     place_rows(machine, chunk.data, chunk.bytes, kPage, bounds, nodes, 2, on_node, false);
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
@@ -214,7 +220,6 @@ TEST(NumaPlacement, RefusedMbindTurnsPlacementOffWithOneLine) {
 TEST(NumaPlacement, NodeWithoutUsableMemoryIsLeftToTheKernel) {
     Mapping chunk(8 * kPage);
     ASSERT_NE(chunk.data, nullptr);
-    const int32_t bounds[] = {0, 4, 8}, nodes[] = {0, 1};
     for (int variant = 0; variant < 2; ++variant) {
         NumaMachine machine = two_nodes(0, 0);
         if (variant == 0)
@@ -223,10 +228,7 @@ TEST(NumaPlacement, NodeWithoutUsableMemoryIsLeftToTheKernel) {
             machine.nodes[1].memory_allowed = false;
         Recording rec(chunk.data);
         uint64_t on_node[kMaxPlacedNodes] = {};
-        testing::internal::CaptureStderr();
-        place_rows(machine, chunk.data, chunk.bytes, kPage, bounds, nodes, 2, on_node, true);
-        place_rows(machine, chunk.data, chunk.bytes, kPage, bounds, nodes, 2, on_node, true);
-        const std::vector<std::string> lines = stderr_lines(testing::internal::GetCapturedStderr());
+        const std::vector<std::string> lines = place_twice_logged(machine, chunk, on_node);
         ASSERT_EQ(g_calls.size(), 2u) << "node 0's rows, twice";
         EXPECT_EQ(g_calls[0].offset, 0u);
         EXPECT_EQ(g_calls[0].bytes, 4 * kPage);
