@@ -124,7 +124,8 @@ MEMRA_EXPORT size_t memra_cpu_experts_describe(char *buf, size_t buf_len) {
     try {
         memra::Library &library = memra::Library::instance();
         std::string line = library.registry().describe();
-        if (library.registry().usable()) line += memra::describe_cache(library.cache().budget());
+        if (library.registry().usable())
+            line += memra::describe_cache(library.cache().budget()) + memra::describe_placement(library.numa());
         memra::write_message(buf, buf_len, line.c_str());
         return line.size();
     } catch (...) {

@@ -4,6 +4,9 @@
 
 #include <cstdio>
 
+#include "compute/team_layout.h"
+#include "numa/placement.h"
+
 namespace memra {
 namespace {
 
@@ -55,8 +58,10 @@ WeightCache &Library::cache() {
 Prefetcher &Library::prefetcher() {
     std::call_once(prefetcher_once_, [this] {
         // Entries in the layout the token calls will plan for them (prefetch_kernel).
+        // Entries placed as the hinting thread's last call laid out its team (numa/placement.h).
         Prefetcher *p = new Prefetcher(cache(), settings().direct_io,
-                                       [this](int32_t qtype) { return prefetch_kernel(registry_, qtype); });
+                                       [this](int32_t qtype) { return prefetch_kernel(registry_, qtype); },
+                                       [this] { return prefetch_placement(); });
         // Registered after the cache's handlers: the prefetcher's lock is taken first, then the
         // cache's (no thread ever holds the cache's lock while it waits for this one).
         pthread_atfork([] { g_library.load()->prefetcher_.load()->before_fork(); },
@@ -65,6 +70,21 @@ Prefetcher &Library::prefetcher() {
         prefetcher_.store(p, std::memory_order_release);
     });
     return *prefetcher_.load(std::memory_order_acquire);
+}
+
+std::shared_ptr<const PrefetchPlacement> Library::prefetch_placement() const {
+    const TeamLayout &team = last_team_layout();
+    if ((team.groups < 2 && team.home_node < 0) || !placement_on(numa_)) return nullptr;
+    auto placement = std::make_shared<PrefetchPlacement>();
+    placement->machine = &numa_;
+    placement->groups = team.groups;
+    placement->home_node = team.home_node;
+    placement->log = settings().log;
+    if (team.groups > 1) {
+        placement->members.assign(team.group_members, team.group_members + team.groups);
+        placement->nodes.assign(team.group_numa_node, team.group_numa_node + team.groups);
+    }
+    return placement;
 }
 
 void Library::stop_prefetcher() noexcept {

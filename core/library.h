@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 
 #include "dispatch/backend_registry.h"
@@ -45,6 +46,8 @@ public:
 private:
     Library();
     ~Library() = delete;  // never destroyed (above)
+    // The calling thread's prefetch hints are placed like its last call's reads (prefetch.h).
+    std::shared_ptr<const PrefetchPlacement> prefetch_placement() const;
 
     BackendRegistry registry_;  // owns the settings it was built from
     Stats &stats_;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "numa/placement.h"
+
 namespace memra {
 
 struct Stats {
@@ -24,6 +26,10 @@ struct Stats {
     std::atomic<uint64_t> prefetch_dropped{0};  // refused: the queue was full
     std::atomic<uint64_t> prefetch_skipped{0};  // already resident or in flight, no room, or caching off
     std::atomic<uint64_t> prefetch_failed{0};   // the worker's read failed (the compute call will say why)
+    // Not in the ABI (memra_cpu_expert_stats_v2 has no per-node field): the bytes of resident
+    // cache entries placed on each node (an index in NumaMachine::nodes; docs/numa.md), shown in
+    // the describe line. Entries not placed (one node, NUMA off, a fault) are in none of them.
+    std::atomic<uint64_t> resident_on_node[kMaxPlacedNodes] = {};
 };
 
 Stats &stats();
@@ -31,6 +37,11 @@ Stats &stats();
 // "; cache budget <bytes> bytes; prefetch queued <n> dropped <n> skipped <n> failed <n>", the
 // describe line's tail: the prefetch queue's account, which the ABI counters do not carry.
 std::string describe_cache(uint64_t budget);
+
+// "; cache placed on node <id> <bytes> bytes, node <id> <bytes> bytes" (each node of `machine`
+// up to kMaxPlacedNodes, by its id), the describe line's per-node residency; "" unless the library
+// places memory on `machine` (placement_on) or has placed some.
+std::string describe_placement(const NumaMachine &machine);
 
 // Adds the time since construction (or the last lap) to a counter.
 class StopWatch {

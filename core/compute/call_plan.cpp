@@ -45,8 +45,6 @@ int32_t tile_rows_for(size_t row_bytes, int32_t out, size_t tile_bytes, size_t m
     return static_cast<int32_t>(std::min<size_t>(rows, static_cast<size_t>(out)));
 }
 
-size_t row_group(const PlannedProjection &p) { return static_cast<size_t>(std::max(p.kernel->row_group, 1)); }
-
 // A matrix's tiles, its rows split between the groups first.
 void append_tiles(std::vector<Tile> &tiles, int32_t expert, const PlannedProjection &p, size_t tile_bytes,
                   size_t multiple, const int32_t *group_members, int32_t groups) {
@@ -147,12 +145,54 @@ void cut_tiles(CallPlan &plan, int32_t members, const int32_t *group_members, in
     plan.down_tiles.clear();
     for (size_t i = 0; i < plan.experts.size(); ++i) {
         const ExpertPlan &e = plan.experts[i];
-        const size_t gate_up_multiple = std::lcm(std::lcm(size_t{kTileRowMultiple}, row_group(e.gate())), row_group(e.up()));
+        const size_t gate_up_multiple = static_cast<size_t>(tile_row_multiple(e.gate().kernel, e.up().kernel));
         append_tiles(plan.gate_up_tiles, static_cast<int32_t>(i), e.gate(), gate_tile, gate_up_multiple,
                      group_members, groups);
         append_tiles(plan.down_tiles, static_cast<int32_t>(i), e.down(), down_tile,
-                     std::lcm(size_t{kTileRowMultiple}, row_group(e.down())), group_members, groups);
+                     static_cast<size_t>(tile_row_multiple(e.down().kernel, e.down().kernel)), group_members, groups);
     }
+}
+
+void follow_memory_pages(CallPlan &plan, const int32_t *group_memory_node, int32_t groups, SamplePagesFn sample) {
+    auto follow = [&](std::vector<Tile> &tiles, int32_t kind) {
+        int32_t sampled_expert = -1;
+        PageSamples samples{};
+        for (Tile &t : tiles) {
+            const PlannedProjection &p = plan.experts[static_cast<size_t>(t.expert)].projection[kind];
+            if (!p.source || p.source->file_fd >= 0 || !p.weights) continue;  // the cache places its own
+            const size_t bytes = matrix_bytes(p);
+            if (t.expert != sampled_expert) {
+                samples = sample(p.weights, bytes);
+                sampled_expert = t.expert;
+            }
+            const size_t middle = (static_cast<size_t>(t.row_begin) + static_cast<size_t>(t.row_end)) / 2 * p.row_bytes;
+            const int32_t node = sampled_node(samples, bytes, middle);
+            if (node < 0 || group_memory_node[t.group] == node) continue;
+            for (int32_t g = 0; g < groups; ++g)
+                if (group_memory_node[g] == node) {
+                    t.group = g;
+                    break;
+                }
+        }
+    };
+    follow(plan.gate_up_tiles, kGate);
+    follow(plan.down_tiles, kDown);
+}
+
+int32_t tile_row_multiple(const memra_kernel_v2 *a, const memra_kernel_v2 *b) {
+    auto group = [](const memra_kernel_v2 *k) { return k ? std::max(k->row_group, 1) : 1; };
+    return std::lcm(std::lcm(kTileRowMultiple, group(a)), group(b));
+}
+
+void group_row_bounds(const CallPlan &plan, size_t expert, int32_t kind, int32_t groups, int32_t *bounds) {
+    const std::vector<Tile> &tiles = kind == kDown ? plan.down_tiles : plan.gate_up_tiles;
+    const int32_t out = plan.experts[expert].projection[kind].out;
+    bounds[0] = 0;
+    std::fill(bounds + 1, bounds + groups + 1, out);
+    // bounds[h] is the first row of any group >= h (a group without rows ends where it starts).
+    for (const Tile &t : tiles)
+        if (static_cast<size_t>(t.expert) == expert)
+            for (int32_t h = std::min(t.group, groups - 1); h >= 1 && bounds[h] > t.row_begin; --h) bounds[h] = t.row_begin;
 }
 
 }  // namespace memra

@@ -18,6 +18,7 @@
 #include "memra/backend.h"
 #include "memra_cpu_experts_v2.h"
 #include "compute/scratch.h"
+#include "numa/page_nodes.h"
 
 namespace memra {
 
@@ -101,5 +102,26 @@ void plan_call(const BackendRegistry &registry, const CpuExpertV2 *experts, int3
 // groups in proportion to their members, at such multiples (split_rows), each group's rows cut
 // into tiles of its own; the tiles stay in the flat team's order (by expert, then by row).
 void cut_tiles(CallPlan &plan, int32_t members, const int32_t *group_members = nullptr, int32_t groups = 1);
+
+// Where the engine's pages are (numa/page_nodes.h) for a projection in memory: `sample` answers
+// for a matrix (tests answer for made-up placements).
+using SamplePagesFn = PageSamples (*)(const uint8_t *data, size_t bytes);
+
+// A team spread over `groups` groups whose memory is real node group_memory_node[g]: each tile of
+// a projection in the caller's memory (gate/up tiles by the gate's pages) goes to the group whose
+// memory holds its rows' middle byte, by the samples, when that is not its group already (the
+// first such group; none: it stays). Who computes a tile never changes a bit, and each group's
+// items stay in the flat order (execute.cpp), so only where the bytes are read from changes.
+void follow_memory_pages(CallPlan &plan, const int32_t *group_memory_node, int32_t groups, SamplePagesFn sample);
+
+// The row multiple of tiles whose rows kernels `a` and `b` read (gate and up share their tiles;
+// down passes its kernel twice): kTileRowMultiple and both kernels' row_group (nullptr: ggml's
+// layout, 1). Every tile, and every group's rows, start at a multiple of it.
+int32_t tile_row_multiple(const memra_kernel_v2 *a, const memra_kernel_v2 *b);
+
+// The rows of expert `expert`'s projection `kind` that each of `groups` groups computes, from the
+// cut tiles: group g's are [bounds[g], bounds[g + 1]) (the split cut_tiles made; bounds[0] = 0,
+// bounds[groups] = the projection's rows).
+void group_row_bounds(const CallPlan &plan, size_t expert, int32_t kind, int32_t groups, int32_t *bounds);
 
 }  // namespace memra

@@ -13,6 +13,9 @@
 #include "stats.h"
 #include "compute/team.h"
 #include "compute/team_layout.h"
+#include "numa/page_nodes.h"
+#include "numa/placement.h"
+#include "numa/topology.h"
 #include "weights/weight_source.h"
 
 namespace memra {
@@ -325,6 +328,28 @@ void execute(const BackendRegistry &registry, CallPlan &plan, const float *input
 
     const TeamLayout &layout = layout_team(threads, library.numa());
     cut_tiles(plan, layout.members, layout.group_members, layout.groups);
+    // Weights in the engine's memory: each tile to the members of the node holding its rows
+    // (numa/page_nodes.h), when the groups' memory is on different real nodes (fake nodes over
+    // one real node: nothing to follow, nothing asked).
+    if (layout.groups > 1) {
+        const NumaMachine &machine = library.numa();
+        int32_t group_memory[kMaxTeamGroups];
+        bool several = false;
+        for (int32_t g = 0; g < layout.groups; ++g) {
+            group_memory[g] = machine.nodes[static_cast<size_t>(layout.group_numa_node[g])].memory_node;
+            several = several || group_memory[g] != group_memory[0];
+        }
+        if (several) follow_memory_pages(plan, group_memory, layout.groups, sample_pages);
+    }
+    // The entries this call reads into go to the nodes that compute their rows (numa/placement.h);
+    // a process of one node, NUMA off, a policy of the process's own: nothing asked, as before.
+    ClaimPlacement placement;
+    if (file_weights.pending_reads() != 0 && (layout.groups > 1 || layout.home_node >= 0) &&
+        placement_on(library.numa())) {
+        placement = {&library.numa(), &plan, layout.group_numa_node, layout.groups, layout.home_node,
+                     library.settings().log};
+        file_weights.place_claims(&placement);
+    }
     watch.lap_into(stats().prepare_ns);
 
     run_tiles(registry, plan, inputs, base, outputs, layout, ws, &file_weights);  // quantizes the input rows too

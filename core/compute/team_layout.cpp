@@ -19,12 +19,19 @@ struct ThreadTeam {
     cpu_set_t mask;
     std::vector<NodeCpus> nodes;
     uint64_t key = 0;
-    std::vector<int32_t> capacity, helpers, members, node;
+    std::vector<int32_t> capacity, helpers, members, node, numa_node;
     std::vector<cpu_set_t> cpus;
     TeamLayout layout;
 };
 
+ThreadTeam &thread_team() {
+    thread_local ThreadTeam t;
+    return t;
+}
+
 }  // namespace
+
+const TeamLayout &last_team_layout() { return thread_team().layout; }
 
 void split_rows(int32_t out, int32_t multiple, const int32_t *members, int32_t groups, int32_t *bounds) {
     int64_t total = 0;
@@ -68,7 +75,7 @@ void deal_helpers(int32_t helpers, const int32_t *capacity, int32_t groups, int3
 }
 
 const TeamLayout &layout_team(int32_t threads, const NumaMachine &machine) {
-    thread_local ThreadTeam t;
+    ThreadTeam &t = thread_team();
     TeamLayout &layout = t.layout;
     layout = TeamLayout{};
     cpu_set_t mask;
@@ -80,7 +87,7 @@ const TeamLayout &layout_team(int32_t threads, const NumaMachine &machine) {
     // a member that loses its core holds up the down tiles waiting for its h. (The engine passes
     // threads=8 by default, also on smaller machines.)
     layout.members = std::max(1, std::min(threads, CPU_COUNT(&mask)));
-    if (!machine.enabled || layout.members == 1) return layout;
+    if (!machine.enabled) return layout;
     if (!t.valid || !CPU_EQUAL(&mask, &t.mask)) {
         t.nodes = node_view(machine, mask);
         t.mask = mask;
@@ -88,7 +95,8 @@ const TeamLayout &layout_team(int32_t threads, const NumaMachine &machine) {
         t.valid = true;
     }
     const int32_t nodes = static_cast<int32_t>(t.nodes.size());
-    if (nodes < 2 || nodes > kMaxTeamGroups) return layout;
+    if (nodes == 1) layout.home_node = t.nodes[0].node;  // an executor pinned to its node
+    if (layout.members == 1 || nodes < 2 || nodes > kMaxTeamGroups) return layout;
 
     const int32_t helpers = team_helpers(layout.members - 1);
     if (helpers == 0) {
@@ -108,6 +116,7 @@ const TeamLayout &layout_team(int32_t threads, const NumaMachine &machine) {
     // Only nodes with members form groups.
     t.members.clear();
     t.node.clear();
+    t.numa_node.clear();
     t.cpus.clear();
     layout.caller_group = 0;
     for (int32_t g = 0; g < nodes; ++g) {
@@ -116,6 +125,7 @@ const TeamLayout &layout_team(int32_t threads, const NumaMachine &machine) {
         if (g == caller) layout.caller_group = static_cast<int32_t>(t.members.size());
         t.members.push_back(m);
         t.node.push_back(g);
+        t.numa_node.push_back(t.nodes[g].node);
         t.cpus.push_back(t.nodes[g].cpus);
     }
     layout.members = 1 + helpers;
@@ -123,6 +133,7 @@ const TeamLayout &layout_team(int32_t threads, const NumaMachine &machine) {
     layout.group_members = t.members.data();
     layout.group_cpus = t.cpus.data();
     layout.group_node = t.node.data();
+    layout.group_numa_node = t.numa_node.data();
     layout.pin_key = t.key;
     return layout;
 }

@@ -31,6 +31,10 @@ struct TeamLayout {
     const int32_t *group_members = nullptr;  // per group, the caller included in its own
     const cpu_set_t *group_cpus = nullptr;   // per group, the mask's CPUs on that node
     const int32_t *group_node = nullptr;     // per group, its node's index in the thread's view
+    const int32_t *group_numa_node = nullptr;  // per group, its node's index in NumaMachine::nodes
+    // A team on one node of several (the thread's mask allows CPUs of one node only): that node's
+    // index in NumaMachine::nodes, where the call's cache entries are placed; else -1.
+    int32_t home_node = -1;
     uint64_t pin_key = 0;    // names the thread's view: (pin_key, node) names a CPU set (team.h)
 };
 
@@ -38,6 +42,10 @@ struct TeamLayout {
 // Starts the helpers a spread team needs (team_helpers), so that rows go only to nodes whose
 // members exist. The layout lives in the thread's storage until its next call.
 const TeamLayout &layout_team(int32_t threads, const NumaMachine &machine);
+
+// The calling thread's team as its last call laid it out (the flat team of one member before its
+// first call): the prefetch hints of an executor thread are placed like its calls' reads.
+const TeamLayout &last_team_layout();
 
 // Row boundaries of `out` rows split among `groups` groups in proportion to `members` (each > 0):
 // group g gets [bounds[g], bounds[g + 1]), every inner boundary the multiple of `multiple` nearest

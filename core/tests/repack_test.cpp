@@ -29,6 +29,7 @@
 #include "error.h"
 #include "library.h"
 #include "problems.h"
+#include "projection_file.h"
 #include "weights/cache.h"
 #include "weights/io.h"
 #include "weights/prefetch.h"
@@ -58,31 +59,6 @@ protected:
             GTEST_SKIP() << "this CPU lacks " << why.substr(lacks + 10) << " (needed by the rows_interleaved test build)";
         ASSERT_TRUE(forced().usable()) << forced().unusable_reason();
     }
-};
-
-// The projections of `experts` written one after another into an unlinked file (at odd offsets),
-// and pointed at it.
-class ProjectionFile {
-public:
-    explicit ProjectionFile(std::vector<CpuExpertV2> &experts) {
-        char path[] = "/tmp/memra-repack-XXXXXX";
-        fd_ = ::mkstemp(path);
-        ::unlink(path);
-        uint64_t offset = 3;
-        for (CpuExpertV2 &e : experts)
-            for (CpuProjectionV2 *p : {&e.gate, &e.up, &e.down}) {
-                EXPECT_EQ(::pwrite(fd_, p->weights, p->byte_len, off_t(offset)), ssize_t(p->byte_len));
-                p->weights = nullptr;
-                p->file_fd = fd_;
-                p->file_offset = offset;
-                offset += p->byte_len + 5;
-            }
-    }
-    ~ProjectionFile() { ::close(fd_); }
-    int fd() const { return fd_; }
-
-private:
-    int fd_ = -1;
 };
 
 const memra_kernel_v2 &interleaved_kernel(int32_t qtype, KernelPath path) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <new>
 #include <thread>
+#include <vector>
 
 #include "signals_blocked.h"
 
@@ -21,6 +22,7 @@ struct WeightCache::Entry {
     int pins = 0;
     bool on_lru = false;
     Entry *lru_prev = nullptr, *lru_next = nullptr;
+    std::vector<std::pair<int32_t, uint64_t>> on_node;  // (node, bytes) placed, placed()
 };
 
 size_t CacheKeyHash::operator()(const CacheKey &k) const {
@@ -35,8 +37,7 @@ WeightCache::WeightCache(uint64_t budget, Stats &stats, SlabPool::MapFn map, boo
 
 WeightCache::~WeightCache() {
     for (auto &[key, entry] : entries_) {
-        if (entry->state == Entry::State::kReady)
-            stats_.resident_bytes.fetch_sub(entry->key.length, std::memory_order_relaxed);
+        if (entry->state == Entry::State::kReady) count_resident(entry, false);
         delete entry;
     }
     for (size_t i = 0; i < spare_count_; ++i) ::munmap(spares_[i].data, spares_[i].bytes);
@@ -219,7 +220,7 @@ void WeightCache::evict_one() {
     Entry *e = lru_head_;
     lru_remove(e);
     entries_.erase(e->key);
-    stats_.resident_bytes.fetch_sub(e->key.length, std::memory_order_relaxed);
+    count_resident(e, false);
     release(e);
 }
 
@@ -234,12 +235,35 @@ bool WeightCache::contains(const CacheKey &key) {
     return entries_.count(key) != 0;
 }
 
+void WeightCache::count_resident(const Entry *e, bool in) {
+    auto add = [in](std::atomic<uint64_t> &counter, uint64_t bytes) {
+        if (in)
+            counter.fetch_add(bytes, std::memory_order_relaxed);
+        else
+            counter.fetch_sub(bytes, std::memory_order_relaxed);
+    };
+    add(stats_.resident_bytes, e->key.length);
+    for (const auto &[node, bytes] : e->on_node) add(stats_.resident_on_node[node], bytes);
+}
+
+void WeightCache::placed(Entry *e, const uint64_t *bytes_on_node) {
+    // Only the claimer touches a Loading entry's fields: no lock. Without memory for the record
+    // the placement stays (only the per-node count misses it).
+    e->on_node.clear();
+    try {
+        for (int32_t node = 0; node < kMaxPlacedNodes; ++node)
+            if (bytes_on_node[node]) e->on_node.emplace_back(node, bytes_on_node[node]);
+    } catch (const std::bad_alloc &) {
+        e->on_node.clear();
+    }
+}
+
 void WeightCache::publish(Entry *e) {
     StopWatch insert;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         e->state = Entry::State::kReady;
-        stats_.resident_bytes.fetch_add(e->key.length, std::memory_order_relaxed);
+        count_resident(e, true);
     }
     filled_.notify_all();
     insert.lap_into(stats_.insert_ns);

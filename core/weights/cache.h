@@ -67,6 +67,9 @@ public:
     // Resident or being read (the prefetch queue's "already there" test; takes no pin).
     bool contains(const CacheKey &key);
 
+    // The claimed entry's pages were placed (numa/placement.h): `bytes_on_node` (kMaxPlacedNodes
+    // counts) joins Stats::resident_on_node while the entry is resident. Before publish().
+    void placed(Entry *entry, const uint64_t *bytes_on_node);
     // The claimed entry's bytes are complete: it becomes Ready and waiters wake.
     void publish(Entry *entry);
     // The claimed entry could not be read: it is dropped (and unpinned), waiters wake.
@@ -107,6 +110,7 @@ private:
     void make_spares();  // the background thread
     bool drop_spare_locked();  // unmaps one spare; false when there is none
     void release(Entry *entry);  // lock held, pins == 0, entry out of the map
+    void count_resident(const Entry *entry, bool in);  // a Ready entry arrives or leaves
     // The LRU list is intrusive (links in the entries): unpinning never allocates, so a call's
     // clean-up cannot fail, even out of memory.
     void lru_push_back(Entry *entry);

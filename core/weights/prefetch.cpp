@@ -12,7 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include "compute/call_plan.h"
+#include "compute/team_layout.h"
 #include "error.h"
+#include "numa/placement.h"
 #include "weights/io.h"
 #include "weights/repack.h"
 #include "signals_blocked.h"
@@ -108,6 +111,12 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
             wanted.push_back({k, key, kernel, &p});
     }
     if (wanted.empty()) return;
+    std::shared_ptr<const PrefetchPlacement> placement;
+    try {
+        if (placement_for_) placement = placement_for_();
+    } catch (const std::bad_alloc &) {
+        // Out of memory: the entries are not placed (only speed depends on it).
+    }
 
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) return;
@@ -132,7 +141,7 @@ void Prefetcher::enqueue(const CpuProjectionV2 *projections, int32_t count) {
         }
         try {
             const CpuProjectionV2 &p = *w.projection;
-            queue_.push_back({w.key, it->second.fd, w.kernel, p.row_bytes, p.out_features, p.in_features});
+            queue_.push_back({w.key, it->second.fd, w.kernel, p.row_bytes, p.out_features, p.in_features, placement});
         } catch (const std::bad_alloc &) {
             if (it->second.jobs == 0) {  // made just now, for this source
                 files_.erase(it);
@@ -172,6 +181,17 @@ void Prefetcher::finish(const Job &job) {
     }
 }
 
+void Prefetcher::place(const Job &job, const WeightCache::Handle &claim) {
+    const PrefetchPlacement &p = *job.placement;
+    uint64_t on_node[kMaxPlacedNodes] = {};
+    int32_t bounds[kMaxTeamGroups + 1];
+    if (p.groups > 1)
+        split_rows(job.rows, tile_row_multiple(job.kernel, job.kernel), p.members.data(), p.groups, bounds);
+    place_matrix(*p.machine, claim.data, SlabPool::chunk_bytes(job.key.length), job.row_bytes, bounds, p.nodes.data(),
+                 p.groups, p.home_node, on_node, p.log);
+    cache_.placed(claim.entry, on_node);
+}
+
 void Prefetcher::read_into_cache(const Job &job) {
     Stats &s = stats();
     // The file must still be the version the job was queued for, looked at once it is settled
@@ -186,6 +206,7 @@ void Prefetcher::read_into_cache(const Job &job) {
     const WeightCache::Handle h = cache_.acquire(job.key);
     switch (h.outcome) {
     case WeightCache::Outcome::kClaimed:
+        if (job.placement) place(job, h);
         try {
             counted_read(job.fd, job.key.offset, job.key.length, h.data);
         } catch (...) {

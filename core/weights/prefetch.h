@@ -13,13 +13,28 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 #include "weights/cache.h"
 #include "memra/backend.h"
 #include "memra_cpu_experts_v2.h"
 
 namespace memra {
+
+struct NumaMachine;
+
+// Where the worker places the entries of one hint (docs/numa.md, "Memory placement"): as the
+// hinting thread's last call laid its team out, each group's share of a matrix's rows (split_rows,
+// at the tiles' row multiple) on its node, or every entry on the team's one node.
+struct PrefetchPlacement {
+    const NumaMachine *machine = nullptr;
+    int32_t groups = 1;
+    int32_t home_node = -1;
+    std::vector<int32_t> members, nodes;  // per group: its members, its index in machine->nodes
+    bool log = false;
+};
 
 class Prefetcher {
 public:
@@ -32,8 +47,11 @@ public:
     // Fills `cache`, reading through descriptors of reading_descriptor(fd, direct_io)
     // (weight_source.h), each entry in the layout of kernel_for's kernel (repacked once after its
     // read, repack.h), so that the calls find it. The library's own (library.h) is never destroyed.
-    Prefetcher(WeightCache &cache, bool direct_io, KernelFor kernel_for = {})
-        : cache_(cache), direct_io_(direct_io), kernel_for_(std::move(kernel_for)) {}
+    // The placement of the calling thread's hints (nullptr: none), asked once per enqueue().
+    using PlacementFor = std::function<std::shared_ptr<const PrefetchPlacement>()>;
+    Prefetcher(WeightCache &cache, bool direct_io, KernelFor kernel_for = {}, PlacementFor placement_for = {})
+        : cache_(cache), direct_io_(direct_io), kernel_for_(std::move(kernel_for)),
+          placement_for_(std::move(placement_for)) {}
 
     // Queues projections[i] with file_fd >= 0 that are neither resident nor in flight, and
     // returns. Throws status 3 (naming "projection i") when a fd cannot be examined; then
@@ -56,6 +74,7 @@ private:
         const memra_kernel_v2 *kernel;  // repacked for it after the read (nullptr: ggml's layout)
         size_t row_bytes;
         int32_t rows, n;
+        std::shared_ptr<const PrefetchPlacement> placement;  // nullptr: not placed
     };
     struct OpenFile {
         int fd;
@@ -65,11 +84,13 @@ private:
     void start_locked();  // when the worker cannot be started, the queue is dropped (counted)
     void run();
     void read_into_cache(const Job &job);  // unlocked; throws when the read fails
+    void place(const Job &job, const WeightCache::Handle &claim);  // as job.placement says
     void finish(const Job &job);  // lock held: the job's share of its duplicate fd goes
 
     WeightCache &cache_;
     const bool direct_io_;
     const KernelFor kernel_for_;
+    const PlacementFor placement_for_;
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<Job> queue_;

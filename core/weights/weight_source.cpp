@@ -9,6 +9,8 @@
 #include <new>
 #include <string>
 
+#include "compute/team_layout.h"
+#include "numa/placement.h"
 #include "weights/io.h"
 #include "weights/repack.h"
 #include "stats.h"
@@ -238,9 +240,20 @@ void CallWeights::fetch_own(Request &r) {
     // is abandoned), so no entry ever holds bytes of another file than its key names.
     if (r.handle.outcome == WeightCache::Outcome::kUncached) read(r, r.stream);
     if (r.handle.outcome != WeightCache::Outcome::kClaimed) return;
+    if (placement_) place_claim(r);
     read(r, r.handle.data);
     cache_->publish(r.handle.entry);
     r.hold = Hold::kPin;
+}
+
+void CallWeights::place_claim(const Request &r) {
+    const ClaimPlacement &p = *placement_;
+    uint64_t on_node[kMaxPlacedNodes] = {};
+    int32_t bounds[kMaxTeamGroups + 1];
+    if (p.groups > 1) group_row_bounds(*p.plan, r.plan_expert, r.kind, p.groups, bounds);
+    place_matrix(*p.machine, r.handle.data, SlabPool::chunk_bytes(r.p->byte_len), r.p->row_bytes, bounds,
+                 p.group_node, p.groups, p.home_node, on_node, p.log);
+    cache_->placed(r.handle.entry, on_node);
 }
 
 bool CallWeights::wait_for_reader(Request &r) {

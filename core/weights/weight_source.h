@@ -19,6 +19,8 @@
 
 namespace memra {
 
+struct NumaMachine;
+
 // read_exact, counted: read_bytes and io_ns (for compute calls and the prefetch worker alike).
 void counted_read(int fd, uint64_t offset, size_t length, uint8_t *dst, int named_fd = -1);
 
@@ -36,6 +38,18 @@ int reading_descriptor(int caller_fd, bool direct_io);
 // a second one is status 3 ("file changed during read"). At the descriptor limit the caller's
 // descriptor is read directly, checked the same way, and nothing read through it is cached
 // (docs/file-weights.md, "Reads").
+// Where a call's claimed cache entries are placed (docs/numa.md, "Memory placement"), set by the
+// call once its tiles are cut: a team spread over nodes gets each group's rows of an entry on that
+// group's node (the rows its tiles compute), a team on one node of several the whole entry there.
+struct ClaimPlacement {
+    const NumaMachine *machine = nullptr;
+    const CallPlan *plan = nullptr;
+    const int32_t *group_node = nullptr;  // per tile group, its index in machine->nodes
+    int32_t groups = 1;
+    int32_t home_node = -1;               // groups == 1: the node of every entry
+    bool log = false;                     // the load log is on: faults say one line
+};
+
 class CallWeights {
 public:
     // `stream` holds what is not cached in this call; nullptr cache: nothing is cached.
@@ -75,6 +89,9 @@ public:
     size_t pending_plan_expert(size_t i) const;  // the plan's index of the item's expert
     void fetch(size_t i) noexcept;               // never throws: a failure is kept for finish()
     bool failed() const { return failed_.load(std::memory_order_acquire); }
+    // From now on, each entry this call claims is placed as `placement` says before it is read
+    // into (nullptr: nowhere in particular, the default). Kept by pointer: it outlives the call.
+    void place_claims(const ClaimPlacement *placement) { placement_ = placement; }
     // After every item has run. True: all bytes are in. False: an item failed and the bytes are
     // resolved again as resolve() would have (a file changed under a read starts the call over,
     // counting as its first attempt; an entry another reader gave up is read by this call): the
@@ -124,6 +141,7 @@ private:
     // another reader (false when that reader gave up: the request is read again).
     void acquire_round(const std::vector<Request *> &round, AlignedBuffer &buffer);
     void fetch_own(Request &r);
+    void place_claim(const Request &r);  // as placement_ says (not null)
     bool wait_for_reader(Request &r);
     // counted_read, checked, then repacked into the kernel's layout; errors named after the
     // projection.
@@ -133,6 +151,7 @@ private:
 
     AlignedBuffer &stream_;
     WeightCache *cache_;
+    const ClaimPlacement *placement_ = nullptr;
     const bool direct_io_;
     std::vector<Request> &requests_;  // this thread's, reused call after call
     std::vector<OpenFile> &files_;    // likewise
