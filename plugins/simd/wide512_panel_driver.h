@@ -30,8 +30,9 @@ namespace memra::simd::MEMRA_SIMD_NS {
 
 constexpr int kPanelRows = 16;
 
-// The panel path pays one decode and transpose per 16 rows and block, worth it from this many
-// activations on (below it, the activation-pair tiles of simd/wide512_q8_0_act.h).
+// The panel path pays one decode and transpose per 16 rows and block; from m = 4 on it beat the
+// activation-pair tiles of simd/wide512_q8_0_act.h in every format measured, at m = 2 the two
+// were within the noise of the shared Zen 5 VM (plugins/simd/README.md).
 constexpr int32_t kPanelMinM = 2;
 
 // The activation side of the blocks is prepared once per call into a table on the stack: each
