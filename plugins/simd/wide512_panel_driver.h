@@ -1,6 +1,6 @@
 // The AVX-512 build's rows path on VNNI panels of 16 output rows (issue 26 item 3: lanes over
 // outputs): the driver and what the formats' panels share. The formats' panels are in
-// simd/wide512_panels.h (Q8_0, Q4_0, MXFP4, NVFP4) and simd/wide512_panels_q8_K.h (Q4_K).
+// simd/wide512_panels.h (Q8_0, Q4_0, MXFP4, NVFP4) and simd/wide512_panels_q8_K.h (Q4_K, Q5_K, Q6_K).
 //
 // Each weight block of 16 consecutive rows is decoded ONCE into panels: panel g holds, in its
 // dword lane r, row r's unsigned bytes 4g..4g+3 of a run of 32 values - the layout of an AMX B

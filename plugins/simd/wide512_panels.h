@@ -119,7 +119,7 @@ struct Panel<NVFP4> : PerActivation<Panel<NVFP4>> {
             for (int u = 0; u < 2; ++u)
                 for (int g = 0; g < 4; ++g) {
                     const __m512i v = t[2 * u + (g & 1)];
-                    const __m512i code = g < 2 ? _mm512_and_si512(v, m4) : _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+                    const __m512i code = _mm512_and_si512(g < 2 ? v : _mm512_srli_epi16(v, 4), m4);
                     w.P[2 * h + u][g] = _mm512_shuffle_epi8(table, code);
                 }
         }

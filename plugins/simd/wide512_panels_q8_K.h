@@ -1,4 +1,4 @@
-// The AVX-512 build's VNNI panels (simd/wide512_panel_driver.h) of Q4_K and Q6_K, paired with
+// The AVX-512 build's VNNI panels (simd/wide512_panel_driver.h) of Q4_K, Q5_K and Q6_K, paired with
 // Q8_K activations, and their rows path (panels of 16 rows first, the 4-row tiles of
 // simd/common.h for the rest). Included by simd/wide512_q8_K_act.h.
 //
@@ -8,7 +8,8 @@
 // sub-block j (32 values, q unsigned 0..15: no offset) is 8 vpdpbusd per activation into the 16
 // rows' sum, multiplied by the 16 rows' sc_j (vpmulld) and added to S; M is 4 vpdpwssd of the
 // rows' mins as int16 pairs against the activation's T pairs. The sub-block loop runs outside the
-// activation loop, so its 8 panels stay in registers for all m.
+// activation loop, so its 8 panels stay in registers for all m. Q5_K is the same with q 0..31,
+// the fifth bit of each value from qh.
 #pragma once
 
 #include <immintrin.h>
@@ -39,8 +40,37 @@ inline void scaled_subblock_sums(__m512i *S, const __m512i (*P)[G], const __m512
     }
 }
 
-template <>
-struct Panel<Q4_K> {
+// Bytes (0, 1) and (2, 3) of every dword of t as int16 pairs, zero-extended (Signed = false) or
+// sign-extended: vpshufb puts each byte in the low (or, for the sign, the high) byte of its
+// 16-bit half; it indexes within 128-bit lanes, where dword i starts at byte 4i.
+template <bool Signed>
+inline void byte_pairs16(__m512i t, __m512i &p01, __m512i &p23) {
+    if constexpr (Signed) {
+        p01 = _mm512_srai_epi16(_mm512_shuffle_epi8(t, _mm512_set4_epi32(int32_t(0x0D800C80), int32_t(0x09800880),
+                                                                          int32_t(0x05800480), int32_t(0x01800080))),
+                                8);
+        p23 = _mm512_srai_epi16(_mm512_shuffle_epi8(t, _mm512_set4_epi32(int32_t(0x0F800E80), int32_t(0x0B800A80),
+                                                                          int32_t(0x07800680), int32_t(0x03800280))),
+                                8);
+    } else {
+        p01 = _mm512_shuffle_epi8(t, _mm512_set4_epi32(int32_t(0x800D800C), int32_t(0x80098008), int32_t(0x80058004),
+                                                       int32_t(0x80018000)));
+        p23 = _mm512_shuffle_epi8(t, _mm512_set4_epi32(int32_t(0x800F800E), int32_t(0x800B800A), int32_t(0x80078006),
+                                                       int32_t(0x80038002)));
+    }
+}
+
+// Bit `bit` of every byte of x moved to bit 4 (Q5_K's fifth bit of sub-block `bit`).
+inline __m512i bit_to_4(__m512i x, int bit) {
+    const __m512i m = _mm512_set1_epi8(0x10);
+    if (bit < 4) return _mm512_and_si512(_mm512_slli_epi16(x, unsigned(4 - bit)), m);
+    if (bit > 4) return _mm512_and_si512(_mm512_srli_epi16(x, unsigned(bit - 4)), m);
+    return _mm512_and_si512(x, m);
+}
+
+// Q4_K and Q5_K (fp16 d | fp16 dmin | scales[12] | [Q5_K: qh[32]] | qs[128] at kQs).
+template <size_t kQs, bool kHighBit>
+struct K4Panel {
     struct Act {
         int32_t T[4];  // int16 pairs (T_2k, T_2k+1), T_j = bs[2j] + bs[2j + 1]
         float D;       // D_a
@@ -59,16 +89,25 @@ struct Panel<Q4_K> {
         __m512 d, dmin;
     };
     static inline void decode(const uint8_t *const p[kPanelRows], Weights &w) {
-        // qs piece k (16 bytes at 16 + 16k) holds values 32(2i) + 16h + t (lo nibbles) and
-        // 32(2i + 1) + 16h + t (hi nibbles), i = k / 2, h = k % 2.
+        // qs piece k (16 bytes at kQs + 16k) holds values 32(2i) + 16h + t (lo nibbles) and
+        // 32(2i + 1) + 16h + t (hi nibbles), i = k / 2, h = k % 2; Q5_K's qh[16h + t] holds their
+        // fifth bits, bit j for sub-block j.
         const __m512i m4 = _mm512_set1_epi8(0x0F);
+        __m512i qh[2][4];
+        if constexpr (kHighBit)
+            for (int h = 0; h < 2; ++h) transpose16x4(p, 16 + 16 * size_t(h), qh[h]);
         for (int k = 0; k < 8; ++k) {
             __m512i t[4];
-            transpose16x4(p, 16 + 16 * size_t(k), t);
-            const int j = 2 * (k / 2), g0 = 4 * (k % 2);
+            transpose16x4(p, kQs + 16 * size_t(k), t);
+            const int j = 2 * (k / 2), h = k % 2;
             for (int g = 0; g < 4; ++g) {
-                w.P[j][g0 + g] = _mm512_and_si512(t[g], m4);
-                w.P[j + 1][g0 + g] = _mm512_and_si512(_mm512_srli_epi16(t[g], 4), m4);
+                __m512i lo = _mm512_and_si512(t[g], m4), hi = _mm512_and_si512(_mm512_srli_epi16(t[g], 4), m4);
+                if constexpr (kHighBit) {
+                    lo = _mm512_or_si512(lo, bit_to_4(qh[h][g], j));
+                    hi = _mm512_or_si512(hi, bit_to_4(qh[h][g], j + 1));
+                }
+                w.P[j][4 * h + g] = lo;
+                w.P[j + 1][4 * h + g] = hi;
             }
         }
         // Scales and mins of the 16 rows unpacked (bytes 0-7 scales, 8-15 mins), then transposed.
@@ -82,16 +121,8 @@ struct Panel<Q4_K> {
         transpose16x4(q, 0, t);
         for (int j = 0; j < 8; ++j)
             w.sc[j] = _mm512_and_si512(_mm512_srli_epi32(t[j / 4], 8 * (j % 4)), _mm512_set1_epi32(0xFF));
-        // (m_2k, m_2k+1) as int16 pairs: bytes 2k, 2k + 1 of each dword, zero-extended (vpshufb
-        // indexes within 128-bit lanes: dword i of a lane starts at byte 4i).
-        const __m512i pair01 = _mm512_set4_epi32(int32_t(0x800D800C), int32_t(0x80098008), int32_t(0x80058004),
-                                                 int32_t(0x80018000));
-        const __m512i pair23 = _mm512_set4_epi32(int32_t(0x800F800E), int32_t(0x800B800A), int32_t(0x80078006),
-                                                 int32_t(0x80038002));
-        for (int h = 0; h < 2; ++h) {
-            w.mins[2 * h] = _mm512_shuffle_epi8(t[2 + h], pair01);
-            w.mins[2 * h + 1] = _mm512_shuffle_epi8(t[2 + h], pair23);
-        }
+        // (m_2k, m_2k+1) as int16 pairs
+        for (int h = 0; h < 2; ++h) byte_pairs16<false>(t[2 + h], w.mins[2 * h], w.mins[2 * h + 1]);
         w.d = fp16_rows(p, 0);
         w.dmin = fp16_rows(p, 2);
     }
@@ -107,6 +138,11 @@ struct Panel<Q4_K> {
         }
     }
 };
+
+template <>
+struct Panel<Q4_K> : K4Panel<16, false> {};
+template <>
+struct Panel<Q5_K> : K4Panel<48, true> {};
 
 // Q6_K (ql[128] | qh[64] | int8 scales[16] | fp16 d), formats spec §5.3: per super-block
 // S = sum_s sc_s * sum_{i in s} q_i a_i over 16 sub-blocks of 16, q in -32..31, then
@@ -157,16 +193,8 @@ struct Panel<Q6_K> {
         transpose16x4(p, 192, t);
         for (int sb = 0; sb < 16; ++sb)
             w.sc[sb] = _mm512_srai_epi32(_mm512_slli_epi32(t[sb / 4], 24 - 8 * (sb % 4)), 24);
-        // (sc_2k, sc_2k+1) as int16 pairs: each byte moved to the top of its 16-bit half, then
-        // an arithmetic shift (vpshufb indexes within 128-bit lanes: dword i starts at byte 4i).
-        const __m512i pair01 = _mm512_set4_epi32(int32_t(0x0D800C80), int32_t(0x09800880), int32_t(0x05800480),
-                                                 int32_t(0x01800080));
-        const __m512i pair23 = _mm512_set4_epi32(int32_t(0x0F800E80), int32_t(0x0B800A80), int32_t(0x07800680),
-                                                 int32_t(0x03800280));
-        for (int k = 0; k < 4; ++k) {
-            w.pairs[2 * k] = _mm512_srai_epi16(_mm512_shuffle_epi8(t[k], pair01), 8);
-            w.pairs[2 * k + 1] = _mm512_srai_epi16(_mm512_shuffle_epi8(t[k], pair23), 8);
-        }
+        // (sc_2k, sc_2k+1) as int16 pairs
+        for (int k = 0; k < 4; ++k) byte_pairs16<true>(t[k], w.pairs[2 * k], w.pairs[2 * k + 1]);
         w.d = fp16_rows(p, 208);
     }
     static inline void apply(__m512 *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
@@ -197,6 +225,8 @@ struct SuperBlockPanelRows {
 };
 template <>
 struct WidePairs<Q4_K> : SuperBlockPanelRows<Q4_K> {};
+template <>
+struct WidePairs<Q5_K> : SuperBlockPanelRows<Q5_K> {};
 template <>
 struct WidePairs<Q6_K> : SuperBlockPanelRows<Q6_K> {};
 
