@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "simd/formats_q8_0_act.h"
+#include "simd/wide512_panels.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -183,6 +184,7 @@ struct PairsRowsPath {
     static inline void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const uint8_t *x,
                             size_t xq_stride, int32_t m, float *y, size_t ldy) {
         int32_t r = 0;
+        r = PanelRowsPath<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
         for (; r + 8 <= rows; r += 8) tile8(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
         for (; r + 4 <= rows; r += 4) tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
         for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
