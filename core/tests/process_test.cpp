@@ -269,9 +269,9 @@ TEST(Fork, ManyForksWhileReadsPrefetchesAndCallsAreInFlight) {
 // worker and no reader of that entry: its compute call must read the bytes itself rather than
 // wait for a read that will never end, and its own prefetches are read by a worker of its own.
 // Before the fix the child's call waited forever. Skipped under the sanitizers like the tests
-// above: a fresh clone's CI run (ASan + UBSan, the machine otherwise idle) saw its child hang the
-// whole 60 s once, where the release suite (this test and the fork storm above) never has; the
-// parent's prefetch worker, spare-slab thread and team helpers all live in libasan's allocator.
+// above: under ASan the child hangs now and then (3 in 42 fresh processes on the loaded VM), its
+// call waiting for its new helper, which waits in libasan's thread start-up on an allocator lock
+// held at the fork by a parent thread (the stacks: docs/hardening.md, "Which side hangs").
 TEST(Fork, PrefetchInFlightAtTheForkDoesNotHangTheChild) {
     if (kSanitized) GTEST_SKIP() << kSanitizerForkHazard;
     const Problems p(321), later(322);

@@ -60,15 +60,14 @@ struct Vec512 {
 
 // Each type's vectors (gemv, rows path) and its rows-path tile (rows x activations sharing
 // loads), sized to the registers: AVX2 builds have 16, so one dot of 8 accumulators at a time;
-// AVX-512 builds have 32, so 2 rows x 2 activations of 4 accumulators. F32's gemv keeps 256-bit
-// loads: GGUF data is 32-byte aligned and 64-byte loads of it split cache lines (in-cache gemv
-// 22 GB/s with them against 41 with 256-bit loads on a Zen 5), and even on rows that start on
-// cache lines 64-byte loads streamed no faster from memory (memra-bench --peer ggml, Zen 5, one
-// thread, three alternating rounds: memra/ggml 0.88-0.98 with them, 0.96-0.99 without); on the
-// rows path each load serves 4 dots, which pays for the splits (gemm32 1.9 -> 2.5 GB/s against
-// 1 row x 2 activations of 256-bit accumulators).
+// AVX-512 builds have 32, so 2 rows x 2 activations of 4 accumulators. F32's gemv reads 256-bit
+// vectors unless its rows start on cache lines: GGUF data is 32-byte aligned and 64-byte loads of
+// it split cache lines (in-cache gemv 22 GB/s with them against 41 with 256-bit loads on a Zen 5);
+// on lines it reads 64-byte vectors with no software prefetch, as ggml's vec_dot_f32 does
+// (float_gemv). On the rows path each load serves 4 dots, which pays for the splits (gemm32 1.9 ->
+// 2.5 GB/s against 1 row x 2 activations of 256-bit accumulators).
 struct F32 {
-    using V = Vec256;  // gemv
+    using V = Vec256;  // gemv of rows off cache lines
 #ifdef __AVX512F__
     using VRows = Vec512;  // gemm: each load serves 2 x 2 dots, which pays for the line splits
     static constexpr int kRows = 2, kActs = 2;
@@ -103,8 +102,8 @@ inline float fold_lanes(const typename V::type *a) {
 }
 
 // R rows x J activations: R*J independent dots, each in kAccs accumulators, each weight and
-// activation load shared.
-template <class T, class V, int R, int J>
+// activation load shared; each weight row prefetched `Ahead` bytes ahead (0: not at all).
+template <class T, class V, int R, int J, size_t Ahead = kFloatPrefetchBytes>
 inline void float_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x, size_t xq_stride, float *y,
                        size_t ldy) {
     constexpr int kAccs = kCanonicalLanes / V::kWidth;
@@ -120,8 +119,8 @@ inline void float_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint
             for (int j = 0; j < J; ++j) xv[j] = T::template load<V>(x + size_t(j) * xq_stride + at);
             for (int r = 0; r < R; ++r) {
                 const uint8_t *wr = w + size_t(r) * row_bytes + at;
-                if ((size_t(V::kWidth) * size_t(v) * T::kElemBytes) % 64 == 0)  // once per cache line
-                    _mm_prefetch(reinterpret_cast<const char *>(wr + kFloatPrefetchBytes), _MM_HINT_T1);
+                if (Ahead && (size_t(V::kWidth) * size_t(v) * T::kElemBytes) % 64 == 0)  // once per cache line
+                    _mm_prefetch(reinterpret_cast<const char *>(wr + Ahead), _MM_HINT_T1);
                 const typename V::type wv = T::template load<V>(wr);
                 for (int j = 0; j < J; ++j) acc[j][r][v] = V::fma(wv, xv[j], acc[j][r][v]);
             }
@@ -144,16 +143,28 @@ inline void float_tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint
 }
 
 // Whether every row of a gemv starts on a cache line, so that 64-byte loads never split one
-// (formats_bf16.h reads its token path in 64-byte vectors then).
+// (the F32 and BF16 token paths read 64-byte vectors then).
 inline bool gemv_on_lines(const uint8_t *w, size_t row_bytes) {
     return ((reinterpret_cast<uintptr_t>(w) | row_bytes) & 63u) == 0;
 }
 
 // One row at a time: its accumulators are independent fma chains, and the weights arrive as one
-// sequential stream (see the token path in simd/common.h).
+// sequential stream (see the token path in simd/common.h). Rows on cache lines (AVX-512 builds):
+// 64-byte loads and no software prefetch, the loop of ggml's vec_dot_f32 (zen4 build); on the Zen
+// 5 VM, memra-bench --peer ggml, token, 1 thread, alternating runs, memra/ggml 0.90-0.93 with
+// 256-bit loads and the 4 KiB prefetch, 0.82-0.95 with 64-byte loads and the prefetch, 0.92-0.97
+// with 2 rows at a time, 0.99-1.08 with one row and no prefetch (docs/benchmarks.md, "F32 token
+// path"). Accumulator v of either width holds the same canonical lanes: the bits do not change.
 template <class T>
 void float_gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
     const uint8_t *x = static_cast<const uint8_t *>(xq);
+#ifdef __AVX512F__
+    if (gemv_on_lines(w, row_bytes)) {
+        for (int32_t r = 0; r < rows; ++r)
+            float_tile<T, Vec512, 1, 1, /*Ahead=*/0>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, y + r, 1);
+        return;
+    }
+#endif
     for (int32_t r = 0; r < rows; ++r) float_tile<T, typename T::V, 1, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, 0, y + r, 1);
 }
 
