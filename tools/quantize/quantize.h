@@ -1,5 +1,5 @@
 // memra_quantize: encoders from f32 to each of the library's weight formats, the inverse of
-// the decoders in plugins/scalar (formats spec /work/shared/formats/README.md §4). They are what
+// the decoders in plugins/scalar (the formats spec, ../shared/formats/README.md §4). They are what
 // `memra-gguf synth` writes; tests/ checks each against the scalar decoder (round trip).
 //
 // The K-quant and i-quant encoders search their sub-block scales with a simple grid search plus a

@@ -19,7 +19,7 @@ struct ScaleFields {
     std::vector<int> offsets;  // byte offsets of the scale fields in a block
 };
 
-// Where each block keeps its float scales (the formats spec, /work/shared/formats/README.md §3).
+// Where each block keeps its float scales (the formats spec, ../shared/formats/README.md §3).
 ScaleFields scale_fields(int32_t qtype) {
     switch (qtype) {
     case MEMRA_QTYPE_Q4_0:
