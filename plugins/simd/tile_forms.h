@@ -24,46 +24,14 @@
 #include "simd/common.h"
 #include "simd/formats_q8_0_act.h"
 #include "simd/formats_q8_K_act.h"
+#include "simd/rows16_layout.h"
 #include "simd/tiles_shape.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-constexpr int kTileGroup = 16;                                    // output rows per B tile
+constexpr int kTileGroup = kRows16;                               // output rows per B tile
 constexpr int kTileBBytes = kTileRows * kTileRowBytes;            // a B tile of 16 groups (K = 64)
 constexpr __mmask16 kAllRows = __mmask16(0xFFFF);
-
-// 16 rows' 32 bytes (w[n]: row n) as the 8 rows of a dense B tile at b (64 bytes each): tile row k
-// = int32 k of every row, a 16 x 8 transpose of int32, done as the classic 8 x 8 transpose in each
-// 256-bit half of [row n | row n + 8] (unpack 32, unpack 64, then 128-bit lanes paired).
-inline void dense_b(const __m256i *w, uint8_t *b) {
-    __m512i v[8], t[8], u[8];
-    for (int n = 0; n < 8; ++n) v[n] = _mm512_inserti64x4(_mm512_castsi256_si512(w[n]), w[n + 8], 1);
-    for (int p = 0; p < 8; p += 2) {
-        t[p] = _mm512_unpacklo_epi32(v[p], v[p + 1]);      // per 128-bit lane: int32 0, 1 of two rows
-        t[p + 1] = _mm512_unpackhi_epi32(v[p], v[p + 1]);  // int32 2, 3
-    }
-    for (int q = 0; q < 8; q += 4) {  // rows 4q' .. 4q' + 3 of each half
-        u[q] = _mm512_unpacklo_epi64(t[q], t[q + 2]);      // int32 0 (lanes 0, 2), 4 (lanes 1, 3)
-        u[q + 1] = _mm512_unpackhi_epi64(t[q], t[q + 2]);  // 1, 5
-        u[q + 2] = _mm512_unpacklo_epi64(t[q + 1], t[q + 3]);  // 2, 6
-        u[q + 3] = _mm512_unpackhi_epi64(t[q + 1], t[q + 3]);  // 3, 7
-    }
-    // int32 k < 4: rows 0-3 from u[k] lane 0, rows 4-7 from u[4 + k] lane 0, rows 8-15 the same
-    // from lane 2; k + 4 from lanes 1 and 3.
-    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13), second = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
-    for (int k = 0; k < 4; ++k) {
-        _mm512_store_si512(b + kTileRowBytes * k, _mm512_permutex2var_epi64(u[k], first, u[4 + k]));
-        _mm512_store_si512(b + kTileRowBytes * (k + 4), _mm512_permutex2var_epi64(u[k], second, u[4 + k]));
-    }
-}
-
-// The 16 rows' value of one float field as a vector (lane n: row n).
-template <class Get>
-inline __m512 rows_f32(Get get) {
-    alignas(64) float v[kTileGroup];
-    for (int n = 0; n < kTileGroup; ++n) v[n] = get(n);
-    return _mm512_load_ps(v);
-}
 
 // The activation offset K of a Block32 format (its Act is ActOffset<K>).
 template <class A>
@@ -97,22 +65,6 @@ struct Block32Tiles {
         acc = _mm512_fmadd_ps(S, _mm512_mul_ps(w.d, _mm512_set1_ps(fp16(act))), acc);
     }
 };
-
-// The scaled weights w' = (q - QOffset) * scale of chunk c as 32 int16 (scale int16 i multiplies
-// elements 2i and 2i + 1, as in Isa::dot4_scaled), from the rows path's stored chunks.
-template <int QOffset>
-inline __m512i scaled_chunk(const StoredChunks<UChunk> &k, int c) {
-    const __m512i sc = _mm512_cvtepu16_epi32(k.sc[c]);
-    const __m512i q = _mm512_sub_epi16(_mm512_cvtepu8_epi16(k.q[c]), _mm512_set1_epi16(QOffset));
-    return _mm512_mullo_epi16(q, _mm512_or_si512(sc, _mm512_slli_epi32(sc, 16)));
-}
-template <int QOffset>
-inline __m512i scaled_chunk(const StoredChunks<SChunk> &k, int c) {
-    static_assert(QOffset == 0, "signed chunks carry their sign");
-    const __m512i sc = _mm512_cvtepu16_epi32(k.sc[c]);
-    const __m512i mag = _mm512_mullo_epi16(_mm512_cvtepu8_epi16(k.mag[c]), _mm512_or_si512(sc, _mm512_slli_epi32(sc, 16)));
-    return _mm512_mask_sub_epi16(mag, _mm256_movepi8_mask(k.sign[c]), _mm512_setzero_si512(), mag);
-}
 
 // The min term of Q2_K, Q4_K, Q5_K: M = sum over int16 pairs p of (min_2p, min_2p+1) . (act's
 // pair), exact in int32 (vpmaddwd). Weights: 16 rows' pairs transposed once per block (lane n of

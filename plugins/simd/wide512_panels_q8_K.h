@@ -24,7 +24,8 @@ namespace memra::simd::MEMRA_SIMD_NS {
 // S[a] = sum_j sc[j] * (the 16 rows' dot of sub-block j against activation a's values), exact in
 // int32, for the NSub sub-blocks of G dword groups each (P[j][g]: values E j + 4g .. + 3, E = 4G):
 // the sub-block loop outside the activation loop, so its panels stay in registers for all m.
-template <int NSub, int G>
+// kScaled = false: the panels hold weights already scaled (sc unused), S[a] is their plain dot.
+template <int NSub, int G, bool kScaled = true>
 inline void scaled_subblock_sums(__m512i *S, const __m512i (*P)[G], const __m512i *sc, const uint8_t *qs,
                                  size_t xq_stride, int32_t ms) {
     for (int j = 0; j < NSub; ++j) {
@@ -32,10 +33,14 @@ inline void scaled_subblock_sums(__m512i *S, const __m512i (*P)[G], const __m512
         for (int g = 0; g < G; ++g) p[g] = P[j][g];
         for (int32_t a = 0; a < ms; ++a) {
             const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j;
-            __m512i s = _mm512_setzero_si512();
+            __m512i s = kScaled || j == 0 ? _mm512_setzero_si512() : S[a];
             for (int g = 0; g < G; ++g) s = _mm512_dpbusd_epi32(s, p[g], _mm512_set1_epi32(load_i32(x + 4 * g)));
-            s = _mm512_mullo_epi32(s, sc[j]);
-            S[a] = j == 0 ? s : _mm512_add_epi32(S[a], s);
+            if constexpr (kScaled) {
+                s = _mm512_mullo_epi32(s, sc[j]);
+                S[a] = j == 0 ? s : _mm512_add_epi32(S[a], s);
+            } else {
+                S[a] = s;
+            }
         }
     }
 }

@@ -98,3 +98,4 @@ struct WideSuperBlock<IQ4_XSFields> : PairDecodeLanes<IQ4_XSFields, IQ4_XSPairs>
 }  // namespace memra::simd::MEMRA_SIMD_NS
 
 #include "simd/wide512_panels_q8_K.h"  // Q4_K's, Q5_K's and Q6_K's rows path on VNNI panels of 16 rows
+#include "simd/wide512_panels_chunks.h"  // Q2_K's, Q3_K's, IQ4_XS's and IQ3_S's

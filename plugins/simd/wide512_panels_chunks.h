@@ -1,0 +1,170 @@
+// The AVX-512 build's VNNI panels (simd/wide512_panel_driver.h) of Q2_K, Q3_K, IQ4_XS and IQ3_S,
+// paired with Q8_K activations. Included by simd/wide512_q8_K_act.h.
+//
+// Their panels come from the formats' own per-row decoders (F::decode: the chunks of
+// simd/formats_q8_K_act.h the token path dots) and the 16-row transpose of simd/rows16_layout.h,
+// the way the AMX tile forms build their B tiles: one decoder per format for both 16-row layouts.
+// These four have no cheap raw-byte form (Q3_K's and Q2_K's 16-element scales, IQ3_S's grid and
+// sign bits, IQ4_XS's split scale bits), so a register decode of 16 rows would be a third copy.
+//
+// Two shapes, both exact in int32 and followed by the float side of the canonical order v2
+// (formats spec §5.3: fmaf((float)S, D_a * d, acc), then for Q2_K fmaf((float)M, -(D_a) * dmin, acc)):
+//   scaled (Q2_K, Q3_K): the chunks' scaled weights w' = q * sc fit one unsigned byte after an
+//     offset K (Q2_K: 0..45, K = 0; Q3_K: -124..128, K = 124), so S = (64 vpdpbusd) - K * sum(a)
+//     per activation, no multiplies; Q2_K's M is 8 vpdpwssd of the rows' mins (int16 pairs) x bsums.
+//   sub-blocks (IQ4_XS, IQ3_S): |v * sc| needs two bytes, so the panels hold v + K (IQ4_XS K = 128:
+//     1..241; IQ3_S K = 16: 1..31), each 32-element sub-block's 8 vpdpbusd are multiplied by the
+//     rows' sc_j (vpmulld, as Q4_K's), and K * sum_j sc_j T_j (4 vpdpwssd of the rows' scale pairs
+//     x the activation's T pairs, T_j = bs[2j] + bs[2j + 1]) is taken off.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "simd/rows16_layout.h"
+#include "simd/wide512_panels_q8_K.h"
+
+namespace memra::simd::MEMRA_SIMD_NS {
+
+// The 16 rows' blocks by the format's per-row decoder.
+template <class F>
+inline void decode_rows(const uint8_t *const p[kPanelRows], typename F::Block blk[kPanelRows]) {
+    static_assert(kPanelRows == kRows16, "panels and B tiles share the 16-row layout");
+    for (int r = 0; r < kPanelRows; ++r) F::decode(p[r], blk[r]);
+}
+
+// Q2_K, Q3_K: the scaled weights of chunk c plus K as unsigned bytes, panels P[c][g].
+template <class F, int K, bool kMins>
+struct ScaledChunkPanel {
+    struct Act {
+        int32_t start;  // -K * (sum of the super-block's 256 activation bytes)
+        float D;        // D_a
+    };
+    static inline Act act(const uint8_t *a) {
+        int32_t start = 0;
+        if constexpr (K != 0) {
+            const __m256i s = _mm256_madd_epi16(q8k::bsums(a), _mm256_set1_epi16(1));
+            const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+            start = -K * _mm_cvtsi128_si32(hsum_epi32(h));
+        }
+        return {start, f32(a)};
+    }
+    struct Weights {
+        alignas(64) __m512i P[8][8];  // [chunk c][dword group g]: w' + K of values 32c + 4g .. + 3
+        alignas(64) __m512i mins[kMins ? 8 : 1];  // Q2_K: int16 pairs (min_2k, min_2k+1) of the 16 rows
+        __m512 d, dmin;
+    };
+    static inline void decode(const uint8_t *const p[kPanelRows], Weights &w) {
+        typename F::Block blk[kPanelRows];
+        decode_rows<F>(p, blk);
+        for (int c = 0; c < 8; ++c) {
+            __m256i v[kPanelRows];
+            for (int r = 0; r < kPanelRows; ++r)
+                v[r] = _mm512_cvtepi16_epi8(_mm512_add_epi16(scaled_chunk<0>(blk[r].k, c), _mm512_set1_epi16(K)));
+            dense_b(v, reinterpret_cast<uint8_t *>(w.P[c]));
+        }
+        w.d = rows_f32([&](int r) { return blk[r].h.d; });
+        if constexpr (kMins) {
+            __m256i m[kPanelRows];
+            for (int r = 0; r < kPanelRows; ++r) m[r] = blk[r].h.mins16;
+            dense_b(m, reinterpret_cast<uint8_t *>(w.mins));
+            w.dmin = rows_f32([&](int r) { return blk[r].h.dmin; });
+        }
+    }
+    static inline void apply(__m512 *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
+                             int32_t ms) {
+        __m512i S[kMaxM];
+        scaled_subblock_sums<8, 8, false>(S, w.P, nullptr, xb + q8_K_act::kQsOffset, xq_stride, ms);
+        for (int32_t a = 0; a < ms; ++a) {
+            const __m512i s = K != 0 ? _mm512_add_epi32(S[a], _mm512_set1_epi32(t[a].start)) : S[a];
+            acc[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(w.d, _mm512_set1_ps(t[a].D)), acc[a]);
+            if constexpr (kMins) {
+                const uint8_t *bs = xb + size_t(a) * xq_stride + q8_K_act::kBsumsOffset;
+                __m512i M = _mm512_setzero_si512();
+                for (int k = 0; k < 8; ++k)
+                    M = _mm512_dpwssd_epi32(M, w.mins[k], _mm512_set1_epi32(load_i32(bs + 4 * k)));
+                acc[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(w.dmin, _mm512_set1_ps(-t[a].D)), acc[a]);
+            }
+        }
+    }
+};
+
+template <>
+struct Panel<Q2_K> : ScaledChunkPanel<Q2_K, 0, true> {};
+template <>
+struct Panel<Q3_K> : ScaledChunkPanel<Q3_K, 124, false> {};
+
+// IQ4_XS, IQ3_S: signed chunks (sign, |v|) with one scale per 32-element chunk (their Head's
+// scales16 is scales16_of8: int16 j = sc_j in its low 128 bits).
+template <class F, int K>
+struct SubBlockChunkPanel {
+    struct Act {
+        int32_t T[4];  // int16 pairs (T_2k, T_2k+1)
+        float D;       // D_a
+    };
+    static inline Act act(const uint8_t *a) {
+        const ActK x = act_k(a);
+        Act t;
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(t.T), x.T);
+        t.D = x.D;
+        return t;
+    }
+    struct Weights {
+        alignas(64) __m512i P[8][8];  // [sub-block j][dword group g]: v + K of values 32j + 4g .. + 3
+        __m512i sc[8];                // sc_j of the 16 rows (int32)
+        __m512i pairs[4];             // int16 pairs (sc_2k, sc_2k+1) of the 16 rows
+        __m512 d;
+    };
+    static inline void decode(const uint8_t *const p[kPanelRows], Weights &w) {
+        typename F::Block blk[kPanelRows];
+        decode_rows<F>(p, blk);
+        for (int c = 0; c < 8; ++c) {
+            __m256i v[kPanelRows];
+            for (int r = 0; r < kPanelRows; ++r)
+                v[r] = _mm256_add_epi8(_mm256_sign_epi8(blk[r].k.mag[c], blk[r].k.sign[c]), _mm256_set1_epi8(char(K)));
+            dense_b(v, reinterpret_cast<uint8_t *>(w.P[c]));
+        }
+        alignas(16) int16_t s16[kPanelRows][8];
+        const uint8_t *q[kPanelRows];
+        for (int r = 0; r < kPanelRows; ++r) {
+            _mm_store_si128(reinterpret_cast<__m128i *>(s16[r]), _mm256_castsi256_si128(blk[r].h.scales16));
+            q[r] = reinterpret_cast<const uint8_t *>(s16[r]);
+        }
+        transpose16x4(q, 0, w.pairs);
+        for (int k = 0; k < 4; ++k) {
+            w.sc[2 * k] = _mm512_srai_epi32(_mm512_slli_epi32(w.pairs[k], 16), 16);
+            w.sc[2 * k + 1] = _mm512_srai_epi32(w.pairs[k], 16);
+        }
+        w.d = rows_f32([&](int r) { return blk[r].h.d; });
+    }
+    static inline void apply(__m512 *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
+                             int32_t ms) {
+        static_assert(K == 16 || K == 128, "K * O is a shift");
+        constexpr int kShift = K == 16 ? 4 : 7;
+        __m512i S[kMaxM];
+        scaled_subblock_sums<8, 8>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms);
+        for (int32_t a = 0; a < ms; ++a) {
+            __m512i O = _mm512_setzero_si512();
+            for (int k = 0; k < 4; ++k) O = _mm512_dpwssd_epi32(O, w.pairs[k], _mm512_set1_epi32(t[a].T[k]));
+            const __m512i s = _mm512_sub_epi32(S[a], _mm512_slli_epi32(O, kShift));
+            acc[a] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_mul_ps(w.d, _mm512_set1_ps(t[a].D)), acc[a]);
+        }
+    }
+};
+
+template <>
+struct Panel<IQ4_XS> : SubBlockChunkPanel<IQ4_XS, 128> {};
+template <>
+struct Panel<IQ3_S> : SubBlockChunkPanel<IQ3_S, 16> {};
+
+template <>
+struct WidePairs<Q2_K> : SuperBlockPanelRows<Q2_K> {};
+template <>
+struct WidePairs<Q3_K> : SuperBlockPanelRows<Q3_K> {};
+template <>
+struct WidePairs<IQ4_XS> : SuperBlockPanelRows<IQ4_XS> {};
+template <>
+struct WidePairs<IQ3_S> : SuperBlockPanelRows<IQ3_S> {};
+
+}  // namespace memra::simd::MEMRA_SIMD_NS
