@@ -20,15 +20,19 @@ namespace {
 // member that lost its core for a while.
 // Several activation rows (gemm) make a tile's cost compute, not reading: m times the work on the
 // same bytes, so a phase ends up to one tile's time after the team's fair share. Those calls cut
-// kGemmTilesPerMember tiles per member, down to 16 KiB (8 rows of a 4096-wide Q4_0 matrix).
+// kGemmTilesPerMember tiles per member, down to 16 KiB (16 rows of a 4096-wide Q4_0 matrix, rounded up).
 // Threads split rows, never a row's reduction, so every value is computed the same way whatever
-// the team size; a multiple of 8 rows suits the SIMD kernels' row blocking.
+// the team size. Tiles start and end at multiples of 16 rows: the AVX-512 rows path takes its
+// rows in VNNI panels of 16 and the AMX path in B tiles of 16 (plugins/simd/README.md), so a tile
+// of 8k rows would leave 8 to the slower 8-row path; the token path's 4- and 8-row blocking
+// divides 16. One multiple for both paths, so the rows a cache placement puts on a node
+// (weights/prefetch.cpp) are the ones its group computes in token and rows calls alike.
 constexpr size_t kMinTileBytes = 64 * 1024;
 constexpr size_t kMaxTileBytes = 1024 * 1024;
 constexpr size_t kTilesPerMember = 4;
 constexpr size_t kGemmMinTileBytes = 16 * 1024;
 constexpr size_t kGemmTilesPerMember = 8;
-constexpr int32_t kTileRowMultiple = 8;
+constexpr int32_t kTileRowMultiple = 16;
 
 // The tile size for a phase whose matrices hold `phase_bytes` together, cut for `members` threads
 // computing `m` activation rows.
