@@ -1,10 +1,11 @@
 // The 16-row interleaved layout that both rows paths of the AVX-512 builds use: an AMX B tile
 // (simd/tile_forms.h) and a VNNI panel (simd/wide512_panel_driver.h) hold, per 64-byte row, one
-// 4-byte group of 16 output rows (dword lane n = row n). This header is the one way to get there
-// from the formats' per-row decoders (simd/formats_q8_K_act.h Block, formats_q8_0_act.h Block):
-// decode each row, then transpose 16 rows (dense_b). The panels of Q8_0, Q4_0, MXFP4, NVFP4,
-// Q4_K, Q5_K and Q6_K take a second way, a transpose of the RAW bytes then the decode on all 16
-// rows in registers (simd/wide512_panels*.h, which say why).
+// 4-byte group of 16 output rows (dword lane n = row n). Each format reaches it by ONE decoder
+// shared by both: either the format's per-row decoder then a transpose of 16 rows (decode_rows +
+// dense_b below: IQ4_XS, IQ3_S, Q3_K), or a transpose of the RAW bytes of 16 rows and the decode
+// on all 16 at once (simd/wide512_panels.h: Q8_0, Q4_0, MXFP4, the AMX tiles load those panels).
+// Q2_K, Q4_K, Q5_K and Q6_K keep two (plugins/simd/README.md says why): raw-byte panels with
+// sub-block multipliers for VNNI, per-row decodes scaled into two digits for AMX.
 #pragma once
 
 #include <immintrin.h>
@@ -41,6 +42,12 @@ inline void dense_b(const __m256i *w, uint8_t *b) {
         _mm512_store_si512(b + kRows16Bytes * k, _mm512_permutex2var_epi64(u[k], first, u[4 + k]));
         _mm512_store_si512(b + kRows16Bytes * (k + 4), _mm512_permutex2var_epi64(u[k], second, u[4 + k]));
     }
+}
+
+// The 16 rows' blocks at p[0..15] by the format's per-row decoder (F::Block, F::decode).
+template <class F>
+inline void decode_rows(const uint8_t *const p[kRows16], typename F::Block blk[kRows16]) {
+    for (int r = 0; r < kRows16; ++r) F::decode(p[r], blk[r]);
 }
 
 // The 16 rows' value of one float field as a vector (lane n: row n).

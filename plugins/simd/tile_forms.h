@@ -11,8 +11,8 @@
 //                        w' = q * scale (|w'| < 2^15) as an unsigned low digit (tdpbsud) and a
 //                        signed high digit (tdpbssd): S = C_lo + 256 C_hi, exact in int32
 //   kActQs               where the quants start in an activation block
-//   build_b(blk, B)      the B tiles B[digit][step] of 16 rows' decoded blocks
-//   Scales, scales(blk)  the 16 rows' float scales (and min weights), once per block
+//   Scales, build(p, B, scales)  the B tiles B[digit][step] of the 16 rows' blocks at p[0..15],
+//                        and their float scales (and min weights), once per block
 //   combine(acc, w, lo, hi, act)  acc (16 rows of one activation) += the block, in the v2 order:
 //                        fma(S, d * d_a) [then fma(M, -(d_a) * dmin)]
 #pragma once
@@ -26,6 +26,7 @@
 #include "simd/formats_q8_K_act.h"
 #include "simd/rows16_layout.h"
 #include "simd/tiles_shape.h"
+#include "simd/wide512_panels.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -41,24 +42,27 @@ struct OffsetOfAct<ActOffset<K>> {
     static constexpr int value = K;
 };
 
-// Q8_0, Q4_0, MXFP4 (simd/formats_q8_0_act.h Block32): B = the block's signed values (w + K from
-// the decoder, K taken off again: exact in int8), K = 32 in one step, no offset term. S = C.
+// Q8_0, Q4_0, MXFP4 (simd/formats_q8_0_act.h Block32): B = the block's signed values, K = 32 in
+// one step, no offset term. S = C. The 16 rows are decoded by the AVX-512 builds' VNNI panels
+// (simd/wide512_panels.h: a transpose of the raw bytes, then the nibble / table work on all 16
+// rows at once), whose panels w + K are a B tile's rows once K is taken off (exact in int8): one
+// decoder of the 16-row layout for both rows paths.
 template <class F>
 struct Block32Tiles {
     using Format = F;
     static constexpr int kSteps = 1, kStepBytes = 32, kDigits = 1;
     static constexpr size_t kActQs = 2;
     static constexpr int kOffset = OffsetOfAct<typename F::Act>::value;
-    static void build_b(const typename F::Block *blk, uint8_t *B) {
-        __m256i w[kTileGroup];
-        for (int n = 0; n < kTileGroup; ++n) w[n] = _mm256_sub_epi8(blk[n].w, _mm256_set1_epi8(char(kOffset)));
-        dense_b(w, B);
-    }
+    static_assert(Panel<F>::kOffset == kOffset, "the panels' offset is the activation side's");
     struct Scales {
         __m512 d;
     };
-    static Scales scales(const typename F::Block *blk) {
-        return {rows_f32([&](int n) { return blk[n].d; })};
+    static void build(const uint8_t *const p[kTileGroup], uint8_t *B, Scales &scales) {
+        typename Panel<F>::Weights wb;
+        Panel<F>::decode(p, wb);
+        for (int g = 0; g < 8; ++g)
+            _mm512_store_si512(B + kTileRowBytes * g, _mm512_sub_epi8(wb.P[g], _mm512_set1_epi8(char(kOffset))));
+        scales.d = wb.d;
     }
     static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *, const uint8_t *act) {
         const __m512 S = _mm512_cvtepi32_ps(_mm512_load_si512(lo));
@@ -110,7 +114,14 @@ struct SuperBlockTiles {
         __m512 d, dmin;
         alignas(64) int32_t mins[Mins::kPairs > 0 ? 8 : 1][kTileGroup];  // pair p of row n
     };
-    static Scales scales(const typename F::Block *blk) {
+    // The rows by the format's per-row decoder (the chunks its token path dots), then B and scales.
+    static void build(const uint8_t *const p[kTileGroup], uint8_t *B, Scales &scales) {
+        typename F::Block blk[kTileGroup];
+        decode_rows<F>(p, blk);
+        build_b(blk, B);
+        scales = scales_of(blk);
+    }
+    static Scales scales_of(const typename F::Block *blk) {
         Scales w;
         w.d = rows_f32([&](int n) { return blk[n].h.d; });
         if constexpr (Mins::kPairs > 0) {

@@ -61,19 +61,18 @@ void tile_gemm_upto64(Tiles &tiles, const uint8_t *w, size_t row_bytes, int32_t 
     alignas(64) uint8_t apad[kTileRows][kActBlockQs];
     std::memset(apad, 0, sizeof apad);
     __m512 acc[kMaxM];
-    typename F::Block blk[kTileGroup];
+    const uint8_t *p[kTileGroup];
     const int32_t nb = n / F::kElems, act_tiles = (m + kTileRows - 1) / kTileRows;
     for (int32_t r0 = 0; r0 < rows; r0 += kTileGroup) {
         const int group = rows - r0 < kTileGroup ? int(rows - r0) : kTileGroup;
         for (int32_t j = 0; j < m; ++j) acc[j] = _mm512_setzero_ps();
         for (int32_t b = 0; b < nb; ++b) {
             for (int r = 0; r < kTileGroup; ++r) {
-                const uint8_t *p = w + size_t(r0 + (r < group ? r : group - 1)) * row_bytes + size_t(b) * F::kBytes;
-                _mm_prefetch(reinterpret_cast<const char *>(p + prefetch_bytes<F>()), _MM_HINT_T0);
-                F::decode(p, blk[r]);
+                p[r] = w + size_t(r0 + (r < group ? r : group - 1)) * row_bytes + size_t(b) * F::kBytes;
+                _mm_prefetch(reinterpret_cast<const char *>(p[r] + prefetch_bytes<F>()), _MM_HINT_T0);
             }
-            T::build_b(blk, B);
-            const typename T::Scales scales = T::scales(blk);
+            typename T::Scales scales;
+            T::build(p, B, scales);
             const uint8_t *xb = xq + size_t(b) * F::kActBytes;
             auto dots = [&](int32_t t) {
                 const int32_t j0 = t * kTileRows, count = m - j0 < kTileRows ? m - j0 : kTileRows;
