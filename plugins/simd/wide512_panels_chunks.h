@@ -1,11 +1,13 @@
 // The AVX-512 build's VNNI panels (simd/wide512_panel_driver.h) of Q2_K, Q3_K, IQ4_XS and IQ3_S,
 // paired with Q8_K activations. Included by simd/wide512_q8_K_act.h.
 //
-// Their panels come from the formats' own per-row decoders (F::decode: the chunks of
+// Q3_K's and IQ3_S's panels come from the formats' own per-row decoders (F::decode: the chunks of
 // simd/formats_q8_K_act.h the token path dots) and the 16-row transpose of simd/rows16_layout.h,
-// the way the AMX tile forms build their B tiles: one decoder per format for both 16-row layouts.
-// These four have no cheap raw-byte form (Q3_K's and Q2_K's 16-element scales, IQ3_S's grid and
-// sign bits, IQ4_XS's split scale bits), so a register decode of 16 rows would be a third copy.
+// the way the AMX tile forms build their B tiles: one decoder per format for both 16-row layouts
+// (a raw-byte decoder was slower for Q3_K, below; IQ3_S's cost is its grid gathers either way).
+// Q2_K and IQ4_XS have raw-byte decoders of their own (16 rows' transposed bytes, decoded on all
+// 16 at once), because the per-row decode cost them at m = 4 (below); the AMX tiles keep the
+// per-row one (they hold the weights scaled in two digits, a different panel).
 //
 // Two shapes, both exact in int32 and followed by the float side of the canonical order v2
 // (formats spec §5.3: fmaf((float)S, D_a * d, acc), then for Q2_K fmaf((float)M, -(D_a) * dmin, acc)):
@@ -23,6 +25,7 @@
 #include <cstdint>
 
 #include "simd/rows16_layout.h"
+#include "simd/wide512_panels.h"
 #include "simd/wide512_panels_q8_K.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
@@ -60,13 +63,7 @@ struct ScaledChunkPanel {
             dense_b(v, reinterpret_cast<uint8_t *>(w.P[c]));
         }
         w.d = rows_f32([&](int r) { return blk[r].h.d; });
-        if constexpr (kMins) {
-            __m256i m[kPanelRows];
-            for (int r = 0; r < kPanelRows; ++r) m[r] = blk[r].h.mins16;
-            dense_b(m, reinterpret_cast<uint8_t *>(w.mins));
-            w.dmin = rows_f32([&](int r) { return blk[r].h.dmin; });
-        }
-    }
+    }  // (Q2_K, the one form with mins, decodes its own: below)
     static inline void apply(__m512 *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
                              int32_t ms) {
         __m512i S[kMaxM];
@@ -118,6 +115,10 @@ struct Panel<Q2_K> : ScaledChunkPanel<Q2_K, 0, true> {
         w.dmin = fp16_rows(p, 82);
     }
 };
+// Q3_K stays on the per-row decode: a raw-byte decoder of its panels (16 rows' transposed hmask /
+// qs / scale bytes, the signed (u - 4) * sc + 124 scaled in even and odd 16-bit words apart) was
+// slower at every m on Zen 5 (m = 4 / 8 / 32: 3.3-3.5 / 3.6-3.9 / 5.9-6.3 token calls against
+// 3.0 / 3.2 / 5.4): the signed scaling costs 11 operations per panel.
 template <>
 struct Panel<Q3_K> : ScaledChunkPanel<Q3_K, 124, false> {};
 
@@ -179,8 +180,32 @@ struct SubBlockChunkPanel {
     }
 };
 
+// IQ4_XS (fp16 d | u16 scales_h | scales_l[4] | qs[128]) keeps a second, raw-byte decoder as
+// Q2_K does: sub-block sb's 16 bytes at 8 + 16 sb are a nibble panel (low nibbles: values 0-15,
+// high: 16-31) through the value table + 128, and sc_sb = (nibble sb of scales_l | bits 2sb,
+// 2sb + 1 of scales_h << 4) - 32 on 16 rows at once.
 template <>
-struct Panel<IQ4_XS> : SubBlockChunkPanel<IQ4_XS, 128> {};
+struct Panel<IQ4_XS> : SubBlockChunkPanel<IQ4_XS, 128> {
+    static inline void decode(const uint8_t *const p[kPanelRows], Weights &w) {
+        const __m512i table = _mm512_add_epi8(_mm512_broadcast_i32x4(load128(kValuesIq4nl)), _mm512_set1_epi8(char(0x80)));
+        for (int sb = 0; sb < 8; ++sb) {
+            nibble_panel(p, 8 + 16 * size_t(sb), w.P[sb]);
+            for (int g = 0; g < 8; ++g) w.P[sb][g] = _mm512_shuffle_epi8(table, w.P[sb][g]);
+        }
+        __m512i t[4];  // t[0] lane r: row r's d | scales_h, t[1]: its scales_l
+        transpose16x4(p, 0, t);
+        const __m512i sh = _mm512_srli_epi32(t[0], 16);
+        for (int j = 0; j < 8; ++j) {
+            const __m512i lo = _mm512_and_si512(_mm512_srli_epi32(t[1], unsigned(4 * j)), _mm512_set1_epi32(0x0F));
+            const __m512i hi = _mm512_and_si512(_mm512_srli_epi32(sh, unsigned(2 * j)), _mm512_set1_epi32(0x03));
+            w.sc[j] = _mm512_sub_epi32(_mm512_or_si512(lo, _mm512_slli_epi32(hi, 4)), _mm512_set1_epi32(32));
+        }
+        for (int k = 0; k < 4; ++k)
+            w.pairs[k] = _mm512_or_si512(_mm512_and_si512(w.sc[2 * k], _mm512_set1_epi32(0xFFFF)),
+                                         _mm512_slli_epi32(w.sc[2 * k + 1], 16));
+        w.d = fp16_rows(p, 0);
+    }
+};
 template <>
 struct Panel<IQ3_S> : SubBlockChunkPanel<IQ3_S, 16> {};
 
