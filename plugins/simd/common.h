@@ -269,6 +269,15 @@ void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
     }
 }
 
+// The rows [r, rows) left after a wider form took rows [0, r): tiles of 4 rows, then single rows
+// (every rows path ends this way: the 8-row tiles below, the AVX-512 panels and pair tiles).
+template <class F>
+inline void gemm_tail(const uint8_t *w, size_t row_bytes, int32_t r, int32_t rows, int32_t n, const uint8_t *x,
+                      size_t xq_stride, int32_t m, float *y, size_t ldy) {
+    for (; r + 4 <= rows; r += 4) tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+}
+
 template <class F>
 void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, size_t xq_stride,
           int32_t m, float *y, size_t ldy) {
@@ -288,9 +297,7 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
     int32_t r = 0;
     for (; r + R <= rows; r += R)
         tile<F, R>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-    for (; r + 4 <= rows; r += 4)
-        tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-    for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    gemm_tail<F>(w, row_bytes, r, rows, n, x, xq_stride, m, y, ldy);
 }
 
 }  // namespace memra::simd::MEMRA_SIMD_NS

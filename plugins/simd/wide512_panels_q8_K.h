@@ -223,9 +223,8 @@ struct SuperBlockPanelRows {
     static constexpr bool kEnabled = true;
     static inline void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const uint8_t *x,
                             size_t xq_stride, int32_t m, float *y, size_t ldy) {
-        int32_t r = PanelRowsPath<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
-        for (; r + 4 <= rows; r += 4) tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-        for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        gemm_tail<F>(w, row_bytes, PanelRowsPath<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy), rows, n, x,
+                     xq_stride, m, y, ldy);
     }
 };
 template <>

@@ -186,8 +186,7 @@ struct PairsRowsPath {
         int32_t r = 0;
         r = PanelRowsPath<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
         for (; r + 8 <= rows; r += 8) tile8(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-        for (; r + 4 <= rows; r += 4) tile<F, 4>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-        for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+        gemm_tail<F>(w, row_bytes, r, rows, n, x, xq_stride, m, y, ldy);
     }
 };
 
