@@ -32,6 +32,19 @@ namespace memra::simd::MEMRA_SIMD_NS {
 
 static_assert(kPanelRows == kRows16, "panels and B tiles share the 16-row layout");
 
+// The panels P[c][g] of the 16 rows' decoded blocks: chunk c's 32 bytes of row r are
+// bytes(blk[r], c), transposed (dense_b).
+template <class F, class Bytes>
+inline void chunk_panels(const uint8_t *const p[kPanelRows], __m512i (*P)[8], typename F::Block blk[kPanelRows],
+                         Bytes bytes) {
+    decode_rows<F>(p, blk);
+    for (int c = 0; c < 8; ++c) {
+        __m256i v[kPanelRows];
+        for (int r = 0; r < kPanelRows; ++r) v[r] = bytes(blk[r], c);
+        dense_b(v, reinterpret_cast<uint8_t *>(P[c]));
+    }
+}
+
 // Q2_K, Q3_K: the scaled weights of chunk c plus K as unsigned bytes, panels P[c][g].
 template <class F, int K, bool kMins>
 struct ScaledChunkPanel {
@@ -55,13 +68,9 @@ struct ScaledChunkPanel {
     };
     static inline void decode(const uint8_t *const p[kPanelRows], Weights &w) {
         typename F::Block blk[kPanelRows];
-        decode_rows<F>(p, blk);
-        for (int c = 0; c < 8; ++c) {
-            __m256i v[kPanelRows];
-            for (int r = 0; r < kPanelRows; ++r)
-                v[r] = _mm512_cvtepi16_epi8(_mm512_add_epi16(scaled_chunk<0>(blk[r].k, c), _mm512_set1_epi16(K)));
-            dense_b(v, reinterpret_cast<uint8_t *>(w.P[c]));
-        }
+        chunk_panels<F>(p, w.P, blk, [](const typename F::Block &b, int c) {
+            return _mm512_cvtepi16_epi8(_mm512_add_epi16(scaled_chunk<0>(b.k, c), _mm512_set1_epi16(K)));
+        });
         w.d = rows_f32([&](int r) { return blk[r].h.d; });
     }  // (Q2_K, the one form with mins, decodes its own: below)
     static inline void apply(__m512 *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
@@ -125,18 +134,7 @@ struct Panel<Q3_K> : ScaledChunkPanel<Q3_K, 124, false> {};
 // IQ4_XS, IQ3_S: signed chunks (sign, |v|) with one scale per 32-element chunk (their Head's
 // scales16 is scales16_of8: int16 j = sc_j in its low 128 bits).
 template <class F, int K>
-struct SubBlockChunkPanel {
-    struct Act {
-        int32_t T[4];  // int16 pairs (T_2k, T_2k+1)
-        float D;       // D_a
-    };
-    static inline Act act(const uint8_t *a) {
-        const ActK x = act_k(a);
-        Act t;
-        _mm_storeu_si128(reinterpret_cast<__m128i *>(t.T), x.T);
-        t.D = x.D;
-        return t;
-    }
+struct SubBlockChunkPanel : TPairsAct {
     struct Weights {
         alignas(64) __m512i P[8][8];  // [sub-block j][dword group g]: v + K of values 32j + 4g .. + 3
         __m512i sc[8];                // sc_j of the 16 rows (int32)
@@ -145,13 +143,9 @@ struct SubBlockChunkPanel {
     };
     static inline void decode(const uint8_t *const p[kPanelRows], Weights &w) {
         typename F::Block blk[kPanelRows];
-        decode_rows<F>(p, blk);
-        for (int c = 0; c < 8; ++c) {
-            __m256i v[kPanelRows];
-            for (int r = 0; r < kPanelRows; ++r)
-                v[r] = _mm256_add_epi8(_mm256_sign_epi8(blk[r].k.mag[c], blk[r].k.sign[c]), _mm256_set1_epi8(char(K)));
-            dense_b(v, reinterpret_cast<uint8_t *>(w.P[c]));
-        }
+        chunk_panels<F>(p, w.P, blk, [](const typename F::Block &b, int c) {
+            return _mm256_add_epi8(_mm256_sign_epi8(b.k.mag[c], b.k.sign[c]), _mm256_set1_epi8(char(K)));
+        });
         alignas(16) int16_t s16[kPanelRows][8];
         const uint8_t *q[kPanelRows];
         for (int r = 0; r < kPanelRows; ++r) {

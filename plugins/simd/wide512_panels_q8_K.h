@@ -73,11 +73,12 @@ inline __m512i bit_to_4(__m512i x, int bit) {
     return _mm512_and_si512(x, m);
 }
 
-// Q4_K and Q5_K (fp16 d | fp16 dmin | scales[12] | [Q5_K: qh[32]] | qs[128] at kQs).
-template <size_t kQs, bool kHighBit>
-struct K4Panel {
+// The activation side of the panels whose term per 32-element sub-block j pairs with T_j: D_a
+// and the int16 pairs (T_2k, T_2k+1), T_j = bs[2j] + bs[2j + 1] (Q4_K's and Q5_K's mins, IQ4_XS's
+// and IQ3_S's offsets).
+struct TPairsAct {
     struct Act {
-        int32_t T[4];  // int16 pairs (T_2k, T_2k+1), T_j = bs[2j] + bs[2j + 1]
+        int32_t T[4];  // int16 pairs (T_2k, T_2k+1)
         float D;       // D_a
     };
     static inline Act act(const uint8_t *a) {
@@ -87,6 +88,11 @@ struct K4Panel {
         t.D = x.D;
         return t;
     }
+};
+
+// Q4_K and Q5_K (fp16 d | fp16 dmin | scales[12] | [Q5_K: qh[32]] | qs[128] at kQs).
+template <size_t kQs, bool kHighBit>
+struct K4Panel : TPairsAct {
     struct Weights {
         __m512i P[8][8];  // [sub-block j][dword group g]: q of values 32j + 4g .. + 3
         __m512i sc[8];    // sc_j of the 16 rows (int32)
