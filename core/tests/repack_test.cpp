@@ -111,7 +111,13 @@ TEST_F(Repack, FileBackedProjectionsWithTheCacheOnTakeTheRepackingKernel) {
         for (int32_t members : {1, 2, 3, 16}) {
             cut_tiles(plan, members);
             for (const std::vector<Tile> *tiles : {&plan.gate_up_tiles, &plan.down_tiles})
-                for (const Tile &t : *tiles) EXPECT_EQ(t.row_begin % 4, 0) << "a tile starts inside a row group";
+                for (const Tile &t : *tiles) {
+                    // Row groups of 4 inside the core's multiple of 16 (the AVX-512 panels' rows):
+                    // every tile starts at one and ends at one or at the matrix's end.
+                    EXPECT_EQ(t.row_begin % 16, 0) << "a tile starts inside a 16-row panel, m " << m;
+                    EXPECT_TRUE(t.row_end % 16 == 0 || t.row_end == 256 || t.row_end == 512)
+                        << "a tile ends inside a 16-row panel: " << t.row_end << ", m " << m;
+                }
         }
         // The cache off: every call streams, so the bytes stay as they are.
         plan_call(forced(), experts.data(), 2, m, m == 1 ? nullptr : p.input.data(), plan, /*file_cache=*/false);
