@@ -3,9 +3,9 @@
 // 4-byte group of 16 output rows (dword lane n = row n). Each format reaches it by ONE decoder
 // shared by both: either the format's per-row decoder then a transpose of 16 rows (decode_rows +
 // dense_b below: IQ4_XS, IQ3_S, Q3_K), or a transpose of the RAW bytes of 16 rows and the decode
-// on all 16 at once (simd/wide512_panels.h: Q8_0, Q4_0, MXFP4, the AMX tiles load those panels).
-// Q2_K, Q4_K, Q5_K and Q6_K keep two (plugins/simd/README.md says why): raw-byte panels with
-// sub-block multipliers for VNNI, per-row decodes scaled into two digits for AMX.
+// on all 16 at once (simd/wide512_panels*.h: Q8_0, Q4_0, MXFP4, Q2_K; the AMX tiles load those
+// panels). IQ4_XS, Q4_K, Q5_K and Q6_K keep two (plugins/simd/README.md says why): raw-byte panels
+// with sub-block multipliers for VNNI, per-row decodes scaled into two digits for AMX.
 #pragma once
 
 #include <immintrin.h>

@@ -24,7 +24,7 @@
 namespace memra::simd::MEMRA_SIMD_NS {
 
 // The forms with arguments beyond the format (no commas inside the list's macro arguments).
-using Q2_KTiles = SuperBlockTiles<Q2_K, 0, Q2KMins>;
+using Q2_KTiles = Q2_KPanelTiles;  // one digit, from the VNNI panels' decode
 using Q4_KTiles = SuperBlockTiles<Q4_K, 0, K4Mins>;
 using Q5_KTiles = SuperBlockTiles<Q5_K, 0, K4Mins>;
 using Q6_KTiles = SuperBlockTiles<Q6_K, 32>;  // q + 32 from the decoder, signed in B

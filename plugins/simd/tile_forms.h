@@ -10,6 +10,7 @@
 //   kDigits              1: B holds the weights as signed bytes (tdpbssd); 2: the scaled weights
 //                        w' = q * scale (|w'| < 2^15) as an unsigned low digit (tdpbsud) and a
 //                        signed high digit (tdpbssd): S = C_lo + 256 C_hi, exact in int32
+//   kUnsignedB           with one digit: B holds unsigned bytes (tdpbsud), else signed
 //   kActQs               where the quants start in an activation block
 //   Scales, build(p, B, scales)  the B tiles B[digit][step] of the 16 rows' blocks at p[0..15],
 //                        and their float scales (and min weights), once per block
@@ -27,6 +28,7 @@
 #include "simd/rows16_layout.h"
 #include "simd/tiles_shape.h"
 #include "simd/wide512_panels.h"
+#include "simd/wide512_panels_chunks.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -51,6 +53,7 @@ template <class F>
 struct Block32Tiles {
     using Format = F;
     static constexpr int kSteps = 1, kStepBytes = 32, kDigits = 1;
+    static constexpr bool kUnsignedB = false;
     static constexpr size_t kActQs = 2;
     static constexpr int kOffset = OffsetOfAct<typename F::Act>::value;
     static_assert(Panel<F>::kOffset == kOffset, "the panels' offset is the activation side's");
@@ -92,11 +95,13 @@ struct Q2KMins {  // Q2_K: min s against bs[s]
 // The super-block formats (simd/formats_q8_K_act.h SuperBlock): 4 steps of K = 64 (two chunks),
 // the super-block's S accumulated in the C tiles, the scales inside the weights (two digits).
 // QOffset: the decoder's unsigned offset, taken off before scaling (Q6_K stores q + 32), so that
-// no offset term is left. Mins: the min term's form (NoMins, K4Mins, Q2KMins).
-template <class F, int QOffset = 0, class Mins = NoMins>
+// no offset term is left. Mins: the min term's form (NoMins, K4Mins, Q2KMins). Digits = 1: a
+// derived form whose scaled weights fit one unsigned byte builds B its own way (Q2_K below).
+template <class F, int QOffset = 0, class Mins = NoMins, int Digits = 2>
 struct SuperBlockTiles {
     using Format = F;
-    static constexpr int kSteps = 4, kStepBytes = 64, kDigits = 2;
+    static constexpr int kSteps = 4, kStepBytes = 64, kDigits = Digits;
+    static constexpr bool kUnsignedB = Digits == 1;
     static constexpr size_t kActQs = q8_K_act::kQsOffset;
     static void build_b(const typename F::Block *blk, uint8_t *B) {
         for (int c = 0; c < 8; ++c) {  // chunk c: step c / 2, tile rows 8 (c % 2) ..
@@ -134,7 +139,8 @@ struct SuperBlockTiles {
     }
     static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act) {
         const ActK x = act_k(act);
-        const __m512i S = _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), 8));
+        const __m512i S = Digits == 1 ? _mm512_load_si512(lo)
+                                      : _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), 8));
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(w.d, _mm512_set1_ps(x.D)), acc);
         if constexpr (Mins::kPairs > 0) {
             alignas(32) int32_t a[8];
@@ -144,6 +150,21 @@ struct SuperBlockTiles {
                 M = _mm512_add_epi32(M, _mm512_madd_epi16(_mm512_load_si512(w.mins[p]), _mm512_set1_epi32(a[p])));
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(w.dmin, _mm512_set1_ps(-x.D)), acc);
         }
+    }
+};
+
+// Q2_K: the VNNI panels' raw-byte decode (simd/wide512_panels_chunks.h) holds the scaled weights
+// q x sc (0..45) as one unsigned byte, chunk c's panel g at 64 (8c + g): exactly the B tiles of
+// the 4 steps in order. One digit (tdpbsud), half the tile products of the two-digit form, and
+// one decoder of Q2_K's 16-row layout for both rows paths.
+struct Q2_KPanelTiles : SuperBlockTiles<Q2_K, 0, Q2KMins, 1> {
+    static void build(const uint8_t *const p[kTileGroup], uint8_t *B, Scales &scales) {
+        typename Panel<Q2_K>::Weights wb;
+        Panel<Q2_K>::decode(p, wb);
+        for (int c = 0; c < 8; ++c)
+            for (int g = 0; g < 8; ++g) _mm512_store_si512(B + kTileRowBytes * (8 * c + g), wb.P[c][g]);
+        for (int k = 0; k < 8; ++k) _mm512_store_si512(scales.mins[k], wb.mins[k]);
+        scales.d = wb.d, scales.dmin = wb.dmin;
     }
 };
 

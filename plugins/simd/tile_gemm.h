@@ -38,6 +38,8 @@ inline void tile_dots(Tiles &tiles, const uint8_t *a, size_t a_stride, const uin
             tiles.template dp_su<kC, kTileA, kTileB>();
             tiles.template load<kTileBHi>(B + (T::kSteps + s) * kBBytes, kTileRowBytes);
             tiles.template dp_ss<kCHi, kTileA, kTileBHi>();
+        } else if constexpr (T::kUnsignedB) {
+            tiles.template dp_su<kC, kTileA, kTileB>();
         } else {
             tiles.template dp_ss<kC, kTileA, kTileB>();
         }

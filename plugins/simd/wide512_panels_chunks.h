@@ -6,8 +6,9 @@
 // the way the AMX tile forms build their B tiles: one decoder per format for both 16-row layouts
 // (a raw-byte decoder was slower for Q3_K, below; IQ3_S's cost is its grid gathers either way).
 // Q2_K and IQ4_XS have raw-byte decoders of their own (16 rows' transposed bytes, decoded on all
-// 16 at once), because the per-row decode cost them at m = 4 (below); the AMX tiles keep the
-// per-row one (they hold the weights scaled in two digits, a different panel).
+// 16 at once), because the per-row decode cost them at m = 4 (below). The AMX tiles load Q2_K's
+// panels too (simd/tile_forms.h Q2_KPanelTiles: one digit); IQ4_XS's tiles keep the per-row
+// decode (they hold v x sc in two digits; these panels hold v + 128 unscaled).
 //
 // Two shapes, both exact in int32 and followed by the float side of the canonical order v2
 // (formats spec §5.3: fmaf((float)S, D_a * d, acc), then for Q2_K fmaf((float)M, -(D_a) * dmin, acc)):
