@@ -5,7 +5,8 @@
 // accumulator is exactly the scalar chain of row r: fmaf((float)S_r, D_r, acc_r) per block. The
 // cost per block is one cvt + one fma (+ one mul for D) per R rows where version 1 paid them per
 // row and lane.
-//   R = 1: plain floats, the super-block formats' token path
+//   R = 1: plain floats, the super-block formats' token path (one block, or two consecutive
+//          blocks of the row sharing one tree: combine_pair)
 //   R = 4: an __m128, R = 8: an __m256 (the 32-element formats, the rows path, the tile builds)
 #pragma once
 
@@ -143,6 +144,17 @@ struct OneTerm {
         for (int r = 0; r < R; ++r) s[r] = ints[r].s;
         acc = V::fma(V::cvt(row_sums<R>(s)), V::mul(w.d, V::set1(Act::scale(x))), acc);
     }
+    // Two consecutive blocks of one row (the super-block formats' token path): one tree for
+    // both S, [S0 S0 S1 S1], then the row's two fmas in block order.
+    template <class Head>
+    static inline void combine_pair(float &acc, const Head &h0, const Head &h1, const Ints &i0, const Ints &i1,
+                                    const Act &x0, const Act &x1) {
+        const __m256i t = _mm256_hadd_epi32(i0.s, i1.s);  // [a a b b | a a b b]
+        const __m128i u = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+        const __m128 S = _mm_cvtepi32_ps(_mm_add_epi32(u, _mm_shuffle_epi32(u, 0xB1)));
+        acc = RowVec<1>::fma(_mm_cvtss_f32(S), h0.d * Act::scale(x0), acc);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_movehl_ps(S, S)), h1.d * Act::scale(x1), acc);
+    }
 };
 
 // The scale term, then the min term of the same block: acc = fma(S, D_a * d), then
@@ -174,6 +186,19 @@ struct ScaleAndMinTerms {
         for (int r = 0; r < R; ++r) s[r] = ints[r].s, m[r] = ints[r].m;
         acc = V::fma(V::cvt(row_sums<R>(s)), V::mul(w.d, V::set1(D_a)), acc);
         acc = V::fma(V::cvt(row_sums<R>(m)), V::mul(w.dmin, V::set1(-D_a)), acc);
+    }
+    // Two consecutive blocks of one row: S and M of both in one tree, [S0 M0 S1 M1], then the
+    // row's four fmas in block order.
+    template <class Head>
+    static inline void combine_pair(float &acc, const Head &h0, const Head &h1, const Ints &i0, const Ints &i1,
+                                    const Act &x0, const Act &x1) {
+        const __m256i t = hadd_tree4(i0.s, i0.m, i1.s, i1.m);
+        const __m128 SM = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1)));
+        const float D0 = Act::scale(x0), D1 = Act::scale(x1);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(SM), h0.d * D0, acc);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_movehdup_ps(SM)), h0.dmin * -D0, acc);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_movehl_ps(SM, SM)), h1.d * D1, acc);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_shuffle_ps(SM, SM, 0xFF)), h1.dmin * -D1, acc);
     }
 };
 
