@@ -155,6 +155,24 @@ constexpr int token_rows() {
     return F::kElems >= 256 ? 1 : 4;
 }
 
+// The super-block formats' one row, two consecutive blocks at a time (token_row_pairs): one
+// integer tree reduces both blocks' S (and M) where one block alone paid almost a whole tree,
+// and the row's fma chain stays in block order, so one DRAM stream and the same bits. Chosen
+// per ISA by measurement (AMD Zen 5 VM, memra-bench-micro gemv in cache, best of 5 alternating
+// runs, 2026-12-05): the AVX-512 builds (32 vector registers) gain 4-8% on Q2_K, Q3_K, Q4_K,
+// IQ4_XS and are even on the rest; the 256-bit builds (16 ymm: two blocks' decodes spill) lose
+// 2-7% (Q6_K, Q4_K, Q2_K), so they reduce block by block. An unpack/add tree in place of the
+// vphaddd tree measured the same (dropped). Tried and dropped the same day: two
+// rows per token tile, one tree for both rows' S and M (in cache +10-15% on Q2_K/Q4_K/Q5_K,
+// but from DRAM two streams halved every super-block format: Q4_K 20 -> 11 GB/s at 1 thread,
+// like the four streams measured before); the scale multipliers as dword broadcasts from
+// memory instead of an in-lane shuffle per chunk (no gain, AVX2 Q4_K 10% slower).
+#ifdef MEMRA_SIMD_WIDE512
+constexpr bool kTokenBlockPairs = true;
+#else
+constexpr bool kTokenBlockPairs = false;
+#endif
+
 // The software prefetch distance along each stream, into L2: 4 KiB for every format. Token
 // calls (8 experts 4096 x 1536, one process, reps alternating), super-block formats, 2 KiB ->
 // 4 KiB: Intel device host +10-25% at 1-16 threads (q6_K 16 threads 82 -> 96 GB/s, q4_K 80 ->
@@ -207,15 +225,12 @@ struct TokenRowPairs {
     static constexpr bool kEnabled = false;
 };
 
-// acc[r] + the dot of blocks [b0, b1) of row r (R rows from w) against the prepared window:
-// the R rows' accumulators are one vector (simd/row_sums.h), kept in a register for the loop.
+// acc[r] + the dot of blocks [b0, b1) of row r (R rows from w) against the prepared window,
+// block by block: the R rows' accumulators are one vector (simd/row_sums.h), kept in a register
+// for the loop.
 template <class F, int R>
-inline void token_tile(float acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
-                       const typename F::Act *x) {
-    if constexpr (TokenRowPairs<F>::kEnabled && R == 4) {
-        TokenRowPairs<F>::tile(acc_io, w, row_bytes, b0, b1, x);
-        return;
-    }
+inline void token_blocks(float acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
+                         const typename F::Act *x) {
     using V = RowVec<R>;
     typename V::F acc = V::load(acc_io);
     PrefetchAhead<F, R> prefetch(b0, row_bytes);
@@ -233,6 +248,37 @@ inline void token_tile(float acc_io[R], const uint8_t *w, size_t row_bytes, int3
         F::template combine<R>(acc, F::template scales<R>(heads), ints, x[b - b0]);
     }
     V::store(acc_io, acc);
+}
+
+// One row of a super-block format, blocks [b0, b1), two blocks at a time: both blocks' int
+// lanes reduced by one integer tree (F::combine_pair), then the row's fmas in block order.
+template <class F>
+inline void token_row_pairs(float &acc_io, const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
+                            const typename F::Act *x) {
+    float acc = acc_io;
+    PrefetchAhead<F, 1> prefetch(b0, row_bytes);
+    int32_t b = b0;
+    for (; b + 2 <= b1; b += 2) {
+        const uint8_t *p = w + size_t(b) * F::kBytes;
+        const size_t ahead = prefetch.at_block(b);
+        _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char *>(p + F::kBytes + ahead), _MM_HINT_T1);
+        typename F::Head h0, h1;
+        const Ints i0 = F::token(p, x[b - b0], h0);
+        const Ints i1 = F::token(p + F::kBytes, x[b + 1 - b0], h1);
+        F::combine_pair(acc, h0, h1, i0, i1, x[b - b0], x[b + 1 - b0]);
+    }
+    acc_io = acc;
+    if (b < b1) token_blocks<F, 1>(&acc_io, w, row_bytes, b, b1, x + (b - b0));  // an odd last block
+}
+
+// The same by the form chosen for F and R: a wider layer's row pairs, block pairs, or block by block.
+template <class F, int R>
+inline void token_tile(float acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
+                       const typename F::Act *x) {
+    if constexpr (TokenRowPairs<F>::kEnabled && R == 4) TokenRowPairs<F>::tile(acc_io, w, row_bytes, b0, b1, x);
+    else if constexpr (R == 1 && F::kElems >= 256 && kTokenBlockPairs) token_row_pairs<F>(acc_io[0], w, row_bytes, b0, b1, x);
+    else token_blocks<F, R>(acc_io, w, row_bytes, b0, b1, x);
 }
 
 // Rows [r, rows) in tiles of R, then one by one; blocks [b0, b1) against the window.

@@ -5,7 +5,8 @@
 // accumulator is exactly the scalar chain of row r: fmaf((float)S_r, D_r, acc_r) per block. The
 // cost per block is one cvt + one fma (+ one mul for D) per R rows where version 1 paid them per
 // row and lane.
-//   R = 1: lane 0 of an __m128 (scalar ops: fmadd_ss), the super-block formats' token path
+//   R = 1: plain floats, the super-block formats' token path (one block, or two consecutive
+//          blocks of the row sharing one tree: combine_pair)
 //   R = 4: an __m128, R = 8: an __m256 (the 32-element formats, the rows path, the tile builds)
 #pragma once
 
@@ -19,34 +20,42 @@ namespace memra::simd::MEMRA_SIMD_NS {
 
 template <int R>
 struct RowVec {
-    static_assert(R == 1 || R == 4, "rows of an __m128");
+    static_assert(R == 4, "rows of an __m128");
     using F = __m128;
     using I = __m128i;
-    static F load(const float *p) {
-        if constexpr (R == 1) return _mm_set_ss(*p);
-        else return _mm_loadu_ps(p);
-    }
-    static void store(float *p, F v) {
-        if constexpr (R == 1) _mm_store_ss(p, v);
-        else _mm_storeu_ps(p, v);
-    }
+    static F load(const float *p) { return _mm_loadu_ps(p); }
+    static void store(float *p, F v) { _mm_storeu_ps(p, v); }
     static F zero() { return _mm_setzero_ps(); }
-    static F set1(float v) {  // R = 1 uses lane 0 only: no broadcast
-        if constexpr (R == 1) return _mm_set_ss(v);
-        else return _mm_set1_ps(v);
-    }
+    static F set1(float v) { return _mm_set1_ps(v); }
     static F cvt(I v) { return _mm_cvtepi32_ps(v); }
     static F mul(F a, F b) { return _mm_mul_ps(a, b); }
     // acc + S * D, one rounding per lane (scalar/block_order.h fma_block)
-    static F fma(F S, F D, F acc) {
-        if constexpr (R == 1) return _mm_fmadd_ss(S, D, acc);
-        else return _mm_fmadd_ps(S, D, acc);
-    }
+    static F fma(F S, F D, F acc) { return _mm_fmadd_ps(S, D, acc); }
     // One float per row (R of them) as a vector.
     template <class Get>
     static F gather(Get get) {
-        if constexpr (R == 1) return _mm_set_ss(get(0));
-        else return _mm_setr_ps(get(0), get(1), get(2), get(3));
+        return _mm_setr_ps(get(0), get(1), get(2), get(3));
+    }
+};
+// One row: plain floats (vmulss, vfmadd231ss on scalars). An __m128 with only lane 0 in use
+// cost a vinsertps or blend per operand to zero the other lanes (_mm_set_ss), shuffles beside
+// the block's integer reduction, once per (row, super-block) on the super-block formats' token
+// path: plain floats made it 4-7% faster on Q2_K, Q4_K, Q5_K (AMD Zen 5 VM, memra-bench-micro
+// gemv in cache, best of 5 alternating runs, avx512bf16 and avx2, 2026-12-05); same bits.
+template <>
+struct RowVec<1> {
+    using F = float;
+    using I = __m128i;
+    static F load(const float *p) { return *p; }
+    static void store(float *p, F v) { *p = v; }
+    static F zero() { return 0.0f; }
+    static F set1(float v) { return v; }
+    static F cvt(I v) { return _mm_cvtss_f32(_mm_cvtepi32_ps(v)); }  // lane 0
+    static F mul(F a, F b) { return a * b; }
+    static F fma(F S, F D, F acc) { return __builtin_fmaf(S, D, acc); }  // one rounding (vfmadd)
+    template <class Get>
+    static F gather(Get get) {
+        return get(0);
     }
 };
 template <>
@@ -135,6 +144,17 @@ struct OneTerm {
         for (int r = 0; r < R; ++r) s[r] = ints[r].s;
         acc = V::fma(V::cvt(row_sums<R>(s)), V::mul(w.d, V::set1(Act::scale(x))), acc);
     }
+    // Two consecutive blocks of one row (the super-block formats' token path): one tree for
+    // both S, [S0 S0 S1 S1], then the row's two fmas in block order.
+    template <class Head>
+    static inline void combine_pair(float &acc, const Head &h0, const Head &h1, const Ints &i0, const Ints &i1,
+                                    const Act &x0, const Act &x1) {
+        const __m256i t = _mm256_hadd_epi32(i0.s, i1.s);  // [a a b b | a a b b]
+        const __m128i u = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+        const __m128 S = _mm_cvtepi32_ps(_mm_add_epi32(u, _mm_shuffle_epi32(u, 0xB1)));
+        acc = RowVec<1>::fma(_mm_cvtss_f32(S), h0.d * Act::scale(x0), acc);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_movehl_ps(S, S)), h1.d * Act::scale(x1), acc);
+    }
 };
 
 // The scale term, then the min term of the same block: acc = fma(S, D_a * d), then
@@ -154,18 +174,31 @@ struct ScaleAndMinTerms {
     static inline void combine(typename RowVec<R>::F &acc, const Scales<R> &w, const Ints *ints, const Act &x) {
         using V = RowVec<R>;
         const float D_a = Act::scale(x);
-        if constexpr (R == 1) {  // S and M of one row in one reduction: [S, M, S, M]
+        if constexpr (R == 1) {  // S and M of one row in one reduction: [S, S, M, M]
             const __m256i t = _mm256_hadd_epi32(ints[0].s, ints[0].m);  // [s s m m | s s m m]
             const __m128i u = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
-            const __m128 SM = _mm_cvtepi32_ps(_mm_hadd_epi32(u, u));
-            acc = V::fma(SM, V::mul(w.d, V::set1(D_a)), acc);
-            acc = V::fma(_mm_movehdup_ps(SM), V::mul(w.dmin, V::set1(-D_a)), acc);
+            const __m128 SM = _mm_cvtepi32_ps(_mm_add_epi32(u, _mm_shuffle_epi32(u, 0xB1)));
+            acc = V::fma(_mm_cvtss_f32(SM), w.d * D_a, acc);
+            acc = V::fma(_mm_cvtss_f32(_mm_movehl_ps(SM, SM)), w.dmin * -D_a, acc);
             return;
         }
         __m256i s[R], m[R];
         for (int r = 0; r < R; ++r) s[r] = ints[r].s, m[r] = ints[r].m;
         acc = V::fma(V::cvt(row_sums<R>(s)), V::mul(w.d, V::set1(D_a)), acc);
         acc = V::fma(V::cvt(row_sums<R>(m)), V::mul(w.dmin, V::set1(-D_a)), acc);
+    }
+    // Two consecutive blocks of one row: S and M of both in one tree, [S0 M0 S1 M1], then the
+    // row's four fmas in block order.
+    template <class Head>
+    static inline void combine_pair(float &acc, const Head &h0, const Head &h1, const Ints &i0, const Ints &i1,
+                                    const Act &x0, const Act &x1) {
+        const __m256i t = hadd_tree4(i0.s, i0.m, i1.s, i1.m);
+        const __m128 SM = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1)));
+        const float D0 = Act::scale(x0), D1 = Act::scale(x1);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(SM), h0.d * D0, acc);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_movehdup_ps(SM)), h0.dmin * -D0, acc);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_movehl_ps(SM, SM)), h1.d * D1, acc);
+        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_shuffle_ps(SM, SM, 0xFF)), h1.dmin * -D1, acc);
     }
 };
 
