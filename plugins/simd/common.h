@@ -41,7 +41,6 @@ inline __m128 fp16x2(const uint8_t *p) {
     return _mm_cvtph_ps(_mm_cvtsi32_si128(v));
 }
 inline float fp16_lead(const uint8_t *p) { return _mm_cvtss_f32(fp16x2(p)); }
-inline float lane1(__m128 v) { return _mm_cvtss_f32(_mm_movehdup_ps(v)); }
 
 inline float f32(const uint8_t *p) {
     float f;
@@ -250,6 +249,14 @@ inline void token_blocks(float acc_io[R], const uint8_t *w, size_t row_bytes, in
     V::store(acc_io, acc);
 }
 
+// A wider layer's whole step of token_row_pairs for a format (kEnabled, step(acc, p, x0, x1):
+// blocks p and p + F::kBytes against x0 and x1, the fmas in block order): specialized by
+// simd/wide512_q8_K_act.h where both blocks' fields decode together.
+template <class F, class = void>
+struct TokenBlockPair {
+    static constexpr bool kEnabled = false;
+};
+
 // One row of a super-block format, blocks [b0, b1), two blocks at a time: both blocks' int
 // lanes reduced by one integer tree (F::combine_pair), then the row's fmas in block order.
 template <class F>
@@ -263,10 +270,14 @@ inline void token_row_pairs(float &acc_io, const uint8_t *w, size_t row_bytes, i
         const size_t ahead = prefetch.at_block(b);
         _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
         _mm_prefetch(reinterpret_cast<const char *>(p + F::kBytes + ahead), _MM_HINT_T1);
-        typename F::Head h0, h1;
-        const Ints i0 = F::token(p, x[b - b0], h0);
-        const Ints i1 = F::token(p + F::kBytes, x[b + 1 - b0], h1);
-        F::combine_pair(acc, h0, h1, i0, i1, x[b - b0], x[b + 1 - b0]);
+        if constexpr (TokenBlockPair<F>::kEnabled) {
+            TokenBlockPair<F>::step(acc, p, x[b - b0], x[b + 1 - b0]);
+        } else {
+            typename F::Head h0, h1;
+            const Ints i0 = F::token(p, x[b - b0], h0);
+            const Ints i1 = F::token(p + F::kBytes, x[b + 1 - b0], h1);
+            F::combine_pair(acc, h0, h1, i0, i1, x[b - b0], x[b + 1 - b0]);
+        }
     }
     acc_io = acc;
     if (b < b1) token_blocks<F, 1>(&acc_io, w, row_bytes, b, b1, x + (b - b0));  // an odd last block

@@ -80,17 +80,26 @@ inline __m256i move_bits(__m256i x, __m256i mask) {
 // with 32-bit scalar masks): with S the 12 bytes, for j < 4
 //   scale j = S[j] & 63,                  scale 4+j = (S[8+j] & 15) | (S[j] >> 6) << 4,
 //   min j   = S[4+j] & 63,                min 4+j   = (S[8+j] >> 4) | (S[4+j] >> 6) << 4.
-// A gathers the byte holding each low part, B the byte holding each high part.
-inline __m128i k4_scales_mins(const uint8_t *S) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(S));  // 12 bytes + 4 of qs
-    const __m128i A = _mm_shuffle_epi8(x, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-    const __m128i B = _mm_shuffle_epi8(x, _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
-    const __m128i lo_mask = _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
-    const __m128i hi_nibble_mask = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
-    const __m128i top_mask = _mm_setr_epi8(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48);
-    const __m128i low = _mm_or_si128(_mm_and_si128(A, lo_mask), _mm_and_si128(_mm_srli_epi16(A, 4), hi_nibble_mask));
-    return _mm_or_si128(low, _mm_and_si128(_mm_srli_epi16(B, 2), top_mask));  // bits 6-7 -> 4-5
+// A gathers the byte holding each low part, B the byte holding each high part. Done on each
+// 128-bit lane of x (12 bytes there, the rest ignored): an __m128i for one block, an __m256i for
+// two (the AVX-512 builds' token path, simd/wide512_q8_K_act.h).
+inline __m128i in_lanes(__m128i, __m128i pattern) { return pattern; }  // the 16 bytes in every lane
+inline __m256i in_lanes(__m256i, __m128i pattern) { return broadcast128(pattern); }
+inline __m128i shuffle_in_lanes(__m128i x, __m128i sel) { return _mm_shuffle_epi8(x, sel); }
+inline __m256i shuffle_in_lanes(__m256i x, __m128i sel) { return _mm256_shuffle_epi8(x, broadcast128(sel)); }
+inline __m128i srli16(__m128i x, int n) { return _mm_srli_epi16(x, n); }
+inline __m256i srli16(__m256i x, int n) { return _mm256_srli_epi16(x, n); }
+template <class V>
+inline V k4_scales_mins_lanes(V x) {
+    const V A = shuffle_in_lanes(x, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const V B = shuffle_in_lanes(x, _mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
+    const V lo_mask = in_lanes(x, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+    const V hi_nibble_mask = in_lanes(x, _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+    const V top_mask = in_lanes(x, _mm_setr_epi8(0, 0, 0, 0, 48, 48, 48, 48, 0, 0, 0, 0, 48, 48, 48, 48));
+    const V low = (A & lo_mask) | (srli16(A, 4) & hi_nibble_mask);
+    return low | (srli16(B, 2) & top_mask);  // bits 6-7 -> 4-5
 }
+inline __m128i k4_scales_mins(const uint8_t *S) { return k4_scales_mins_lanes(load128(S)); }  // 12 bytes + 4 of qs read
 
 // A super-block format is written as its per-block fields and one chunk of 32 at a time:
 //   Head, head(p)          what the block's chunks and float work share (d, scales, mins)
@@ -226,7 +235,7 @@ struct Q4_KFields : ScaleAndMinTerms<ActK> {
     static inline Head head(const uint8_t *p) {
         const __m128i v = k4_scales_mins(p + 4);
         const __m128 dd = fp16x2(p);
-        return {scales16_of8(v), _mm_cvtepu8_epi16(_mm_srli_si128(v, 8)), _mm_cvtss_f32(dd), lane1(dd)};
+        return {scales16_of8(v), _mm_cvtepu8_epi16(_mm_srli_si128(v, 8)), _mm_cvtss_f32(dd), lane<1>(dd)};
     }
     // chunk 2i / 2i + 1: the low / high nibbles of qs[32 i ..]
     template <int C>
@@ -299,7 +308,7 @@ struct Q2_KFields : ScaleAndMinTerms<ActK> {
         const __m128i s = load128(p), m4 = _mm_set1_epi8(0x0F);
         const __m128 dd = fp16x2(p + 80);
         return {scales16_of16(_mm_and_si128(s, m4)), _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), m4)),
-                _mm_cvtss_f32(dd), lane1(dd)};
+                _mm_cvtss_f32(dd), lane<1>(dd)};
     }
     // chunk 4 i + g: bits 2g, 2g + 1 of qs[32 i ..]
     template <int C>

@@ -84,6 +84,15 @@ inline __m128i hsum_epi32(__m128i s) {  // the total in every lane
     return _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
 }
 
+// Lane K of v, by the one shuffle that brings it to lane 0 (none for lane 0).
+template <int K>
+inline float lane(__m128 v) {
+    if constexpr (K == 0) return _mm_cvtss_f32(v);
+    else if constexpr (K == 1) return _mm_cvtss_f32(_mm_movehdup_ps(v));
+    else if constexpr (K == 2) return _mm_cvtss_f32(_mm_movehl_ps(v, v));
+    else return _mm_cvtss_f32(_mm_shuffle_ps(v, v, 0xFF));
+}
+
 // Each row's total of its eight lanes, as one vector over the R rows.
 template <int R>
 inline typename RowVec<R>::I row_sums(const __m256i *v) {
@@ -194,11 +203,16 @@ struct ScaleAndMinTerms {
                                     const Act &x0, const Act &x1) {
         const __m256i t = hadd_tree4(i0.s, i0.m, i1.s, i1.m);
         const __m128 SM = _mm_cvtepi32_ps(_mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1)));
+        fma_pair<0, 1, 2, 3>(acc, SM, h0, h1, x0, x1);
+    }
+    // The four fmas of two consecutive blocks in block order, S0, M0, S1, M1 from those lanes of SM.
+    template <int S0, int M0, int S1, int M1, class Head>
+    static inline void fma_pair(float &acc, __m128 SM, const Head &h0, const Head &h1, const Act &x0, const Act &x1) {
         const float D0 = Act::scale(x0), D1 = Act::scale(x1);
-        acc = RowVec<1>::fma(_mm_cvtss_f32(SM), h0.d * D0, acc);
-        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_movehdup_ps(SM)), h0.dmin * -D0, acc);
-        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_movehl_ps(SM, SM)), h1.d * D1, acc);
-        acc = RowVec<1>::fma(_mm_cvtss_f32(_mm_shuffle_ps(SM, SM, 0xFF)), h1.dmin * -D1, acc);
+        acc = RowVec<1>::fma(lane<S0>(SM), h0.d * D0, acc);
+        acc = RowVec<1>::fma(lane<M0>(SM), h0.dmin * -D0, acc);
+        acc = RowVec<1>::fma(lane<S1>(SM), h1.d * D1, acc);
+        acc = RowVec<1>::fma(lane<M1>(SM), h1.dmin * -D1, acc);
     }
 };
 
