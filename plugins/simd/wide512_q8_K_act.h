@@ -88,7 +88,7 @@ struct Q4_KPairs {
         return {_mm512_and_si512(_mm512_srlv_epi64(x, shift), _mm512_set1_epi8(0x0F)), pair_scale_of<2 * P>(h)};
     }
     template <int C>
-    static inline __m512i pair_scale_of(const Q4_KFields::Head &h) { return pair_scale<C>(h.scales16); }
+    static inline __m512i pair_scale_of(const Q4_KFields::Head &h) { return pair_scale<C>(K4Bytes{_mm512_broadcast_i64x4(h.bytes)}); }
     template <int C>
     static inline __m512i pair_scale_of(const K4Bytes &h) { return pair_scale<C>(h); }
 };
@@ -160,8 +160,7 @@ struct TokenBlockPair<Q4_K> {
         using Lanes = WideSuperBlock<Q4_KFields>;
         const __m256i s0 = Lanes::lanes(p, b0, x0), s1 = Lanes::lanes(q, b1, x1);
         // block k's mins (bytes 8-15 of lane k) as int16 against its activations' T: lane k = its 4 M parts
-        const __m256i mins = _mm256_shuffle_epi8(v, broadcast128(_mm_setr_epi8(8, -1, 9, -1, 10, -1, 11, -1, 12, -1, 13,
-                                                                             -1, 14, -1, 15, -1)));
+        const __m256i mins = _mm256_shuffle_epi8(v, broadcast128(Q4_KFields::mins_u16()));
         const __m256i m = _mm256_madd_epi16(mins, _mm256_inserti128_si256(_mm256_castsi128_si256(x0.T), x1.T, 1));
         // lane 0 = [M0 parts 0, 1 | M1 parts 0, 1], lane 1 = parts 2, 3: the tree ends in [S0 S1 M0 M1]
         const __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(s0, s1), _mm256_permute4x64_epi64(m, 0xD8));
