@@ -125,7 +125,8 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
 }
 
 // A wider layer's rows path of a format (kEnabled, gemm(...) replacing the tiles below):
-// specialized by simd/wide512_q8_0_act.h in the AVX-512 build only (activation pairs).
+// specialized by the AVX-512 build's wide forms (simd/wide512_q8_0_act.h: panels, activation
+// pairs; the super-block panels) and the 256-bit builds' 8-row panels (simd/panels256.h).
 template <class F, class = void>
 struct WidePairs {
     static constexpr bool kEnabled = false;
@@ -335,6 +336,17 @@ inline void gemm_tail(const uint8_t *w, size_t row_bytes, int32_t r, int32_t row
     for (; r < rows; ++r) tile<F, 1>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
 }
 
+// The rows [r, rows) in tiles of gemm_rows<F>(), then gemm_tail (the 256-bit builds' panels
+// hand their leftover rows, or a whole call they do not take, to this).
+template <class F>
+inline void gemm_tiles(const uint8_t *w, size_t row_bytes, int32_t r, int32_t rows, int32_t n, const uint8_t *x,
+                       size_t xq_stride, int32_t m, float *y, size_t ldy) {
+    constexpr int R = gemm_rows<F>();
+    for (; r + R <= rows; r += R)
+        tile<F, R>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
+    gemm_tail<F>(w, row_bytes, r, rows, n, x, xq_stride, m, y, ldy);
+}
+
 template <class F>
 void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, size_t xq_stride,
           int32_t m, float *y, size_t ldy) {
@@ -350,11 +362,7 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
         WidePairs<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
         return;
     }
-    constexpr int R = gemm_rows<F>();
-    int32_t r = 0;
-    for (; r + R <= rows; r += R)
-        tile<F, R>(w + size_t(r) * row_bytes, row_bytes, n, x, xq_stride, m, y + r, ldy);
-    gemm_tail<F>(w, row_bytes, r, rows, n, x, xq_stride, m, y, ldy);
+    gemm_tiles<F>(w, row_bytes, 0, rows, n, x, xq_stride, m, y, ldy);
 }
 
 }  // namespace memra::simd::MEMRA_SIMD_NS

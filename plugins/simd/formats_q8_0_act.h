@@ -169,7 +169,10 @@ struct NVFP4 {
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
 
-// The AVX-512 build's row-pair token path of Q8_0 and Q4_0 (simd/common.h TokenRowPairs).
+// The rows path on panels: the AVX-512 build's 16-row panels and row-pair token path of Q8_0 and
+// Q4_0 (simd/common.h TokenRowPairs), or the 256-bit builds' 8-row panels.
 #ifdef MEMRA_SIMD_WIDE512
 #include "simd/wide512_q8_0_act.h"
+#else
+#include "simd/panels256.h"
 #endif

@@ -184,7 +184,7 @@ struct Panel<IQ4_XS> : SubBlockChunkPanel<IQ4_XS, 128> {
     static inline void decode(const uint8_t *const p[kPanelRows], Weights &w) {
         const __m512i table = _mm512_add_epi8(_mm512_broadcast_i32x4(load128(kValuesIq4nl)), _mm512_set1_epi8(char(0x80)));
         for (int sb = 0; sb < 8; ++sb) {
-            nibble_panel(p, 8 + 16 * size_t(sb), w.P[sb]);
+            nibble_panel<Vec512>(p, 8 + 16 * size_t(sb), w.P[sb]);
             for (int g = 0; g < 8; ++g) w.P[sb][g] = _mm512_shuffle_epi8(table, w.P[sb][g]);
         }
         __m512i t[4];  // t[0] lane r: row r's d | scales_h, t[1]: its scales_l
