@@ -5,6 +5,9 @@
 //    FLT_MIN, with some subnormal and zero elements, and rows with a tail after the last whole
 //    64. Every build (by vdpbf16ps or by vfmadds under MXCSR DAZ/FTZ) must equal the scalar
 //    plugin and leave the caller's MXCSR as it found it.
+//  - MXFP4 blocks with every E8M0 scale byte 0..255 (subnormal 2^-128 and 2^-127, the largest
+//    2^127, whose products overflow): the SIMD builds decode the scales of several rows and
+//    blocks at once in vector form (plugins/simd/wide512_q8_0_act.h MXFP4RowPair).
 //  - The activation quantizers on blocks that are ordinary, tiny, huge, exactly on rounding ties,
 //    all zero, subnormal, with NaN or infinity, and with the largest magnitude reached first by
 //    a negative and later by a positive value (Q8_K keeps the first): the scalar plugin's bytes
@@ -21,10 +24,12 @@
 #include <vector>
 
 #include "common/fp_convert.h"
+#include "formats.h"
 #include "kernel_case.h"
 #include "memra/cpu_experts.h"
 #include "memra/qtypes.h"
 #include "suite_backends.h"
+#include "synthetic_weights.h"
 
 namespace memra::conformance {
 namespace {
@@ -76,6 +81,48 @@ TEST_P(KernelEdges, Bf16FlushesAndRoundsAsVdpbf16ps) {
             }
         EXPECT_EQ(_mm_getcsr(), mxcsr) << "MXCSR changed by the kernels";
     }
+}
+
+TEST_P(KernelEdges, Mxfp4EveryScaleByteAsTheScalarPlugin) {
+    const memra_kernel_v2 *k = find_kernel(*subject_->table, MEMRA_QTYPE_MXFP4);
+    if (!k) return;  // served by a lower plugin (a rows-only build): nothing of its own to check
+    const memra_kernel_v2 &sk = *find_kernel(*reference_->table, MEMRA_QTYPE_MXFP4);
+    constexpr size_t kBlockBytes = 17;
+    constexpr int32_t kOut = 9, kActs = 3;  // two 4-row tiles and a single row
+    std::mt19937_64 rng(31);
+    for (int32_t n : {32 * 29, 32 * 30})  // an odd and an even number of blocks per row
+        // Row r's blocks all scaled by e = first + r: a wrong scale shows in the row's result
+        // even at 2^-128 (beside larger blocks it would be absorbed); first + r covers 0..255.
+        for (int first = 0; first < 256; first += kOut) {
+            SCOPED_TRACE("n = " + std::to_string(n) + ", scale bytes from " + std::to_string(first));
+            const size_t row_bytes = size_t(n / 32) * kBlockBytes;
+            std::vector<uint8_t> w(size_t(kOut) * row_bytes);
+            for (auto &byte : w) byte = uint8_t(rng());
+            for (int32_t r = 0; r < kOut; ++r)
+                for (size_t blk = 0; blk < row_bytes / kBlockBytes; ++blk)
+                    w[size_t(r) * row_bytes + blk * kBlockBytes] = uint8_t(first + r);
+            const size_t act_bytes = memra_act_row_bytes(MEMRA_ACT_Q8_0, n);
+            std::vector<uint8_t> xq;
+            for (int32_t j = 0; j < kActs; ++j) {
+                const std::vector<float> x = expertkit::random_input(n, rng);
+                const std::vector<uint8_t> q = expertkit::quantize_activation(MEMRA_ACT_Q8_0, x.data(), n);
+                xq.insert(xq.end(), q.begin(), q.end());
+            }
+            std::vector<float> want(size_t(kOut) * kActs), got(want.size(), -7.0f), gemv(size_t{kOut});
+            for (int32_t j = 0; j < kActs; ++j)
+                sk.gemv(w.data(), row_bytes, kOut, n, &xq[size_t(j) * act_bytes], &want[size_t(j) * kOut]);
+            const std::vector<uint8_t> repacked = in_kernel_layout(*k, w.data(), row_bytes, kOut, n);
+            if (k->gemm) {
+                k->gemm(repacked.data(), row_bytes, kOut, n, xq.data(), act_bytes, kActs, got.data(), kOut);
+                EXPECT_EQ(first_difference(got.data(), want.data(), want.size()), "") << "gemm";
+            }
+            if (k->gemv)
+                for (int32_t j = 0; j < kActs; ++j) {
+                    k->gemv(repacked.data(), row_bytes, kOut, n, &xq[size_t(j) * act_bytes], gemv.data());
+                    EXPECT_EQ(first_difference(gemv.data(), &want[size_t(j) * kOut], gemv.size()), "")
+                        << "gemv, activation " << j;
+                }
+        }
 }
 
 // Rows of 32-value blocks, each of one kind (block index mod 10).

@@ -41,8 +41,53 @@ inline uint16_t fp16_bits(const uint8_t *p) {
     return h;
 }
 
+// Two blocks' [S(r, b), S(r, b + 1)] of 4 rows from their row-pair lanes (A = rows 0 | 1 and
+// B = rows 2 | 3 against block b, C and D against b + 1): one tree for both blocks, where a block
+// alone paid 10 of the tree's 14 ops. s0 = [S(0..3, b)], s1 = [S(0..3, b + 1)].
+inline void row_pair_sums2(__m512i A, __m512i B, __m512i C, __m512i D, __m128i &s0, __m128i &s1) {
+    const __m512i q = hadd512(hadd512(A, B), hadd512(C, D));  // lane k: quads of A, B, C, D
+    const __m512i t = _mm512_add_epi32(q, _mm512_shuffle_i64x2(q, q, 0xB1));  // lane 0: rows 0, 2; lane 2: rows 1, 3
+    const __m128i even = _mm512_castsi512_si128(t), odd = _mm512_extracti32x4_epi32(t, 2);
+    s0 = _mm_unpacklo_epi32(even, odd);
+    s1 = _mm_unpackhi_epi32(even, odd);
+}
+
+// The 16-bit words at word offsets 0 and W of four rows' blocks (p[r]: row r's block b), as
+// [word 0 of rows 0-3, word W of rows 0-3]: for a block of 2W bytes, the leading fields of blocks
+// b and b + 1. One load per row that stays within the two blocks (32 bytes where W < 16, else
+// 64), two word permutes and one unpack, where 8 scalar loads and inserts cost 16 or more uops.
+template <int W>
+inline __m128i lead_words2(const uint8_t *const p[4]) {
+    static_assert(W >= 8 && W < 32, "blocks of 16 to 63 bytes");
+    __m128i r01, r23;  // [r0 b, r1 b, r0 b+1, r1 b+1], [r2 b, r3 b, r2 b+1, r3 b+1]
+    if constexpr (W < 16) {
+        const __m256i idx = _mm256_setr_epi16(0, 16, W, 16 + W, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+        r01 = _mm256_castsi256_si128(_mm256_permutex2var_epi16(load256(p[0]), idx, load256(p[1])));
+        r23 = _mm256_castsi256_si128(_mm256_permutex2var_epi16(load256(p[2]), idx, load256(p[3])));
+    } else {
+        const __m512i idx = _mm512_zextsi128_si512(_mm_setr_epi16(0, 32, W, 32 + W, 0, 0, 0, 0));
+        r01 = _mm512_castsi512_si128(_mm512_permutex2var_epi16(_mm512_loadu_si512(p[0]), idx, _mm512_loadu_si512(p[1])));
+        r23 = _mm512_castsi512_si128(_mm512_permutex2var_epi16(_mm512_loadu_si512(p[2]), idx, _mm512_loadu_si512(p[3])));
+    }
+    return _mm_unpacklo_epi32(r01, r23);
+}
+
+// Q8_0 and Q4_0: the fp16 d leading each block.
+template <size_t kBytes>
+struct Fp16LeadScales {
+    static_assert(kBytes % 2 == 0, "word-aligned blocks");
+    static inline __m128 scales(const uint8_t *const p[4]) {
+        return _mm_cvtph_ps(_mm_setr_epi16(short(fp16_bits(p[0])), short(fp16_bits(p[1])), short(fp16_bits(p[2])),
+                                           short(fp16_bits(p[3])), 0, 0, 0, 0));
+    }
+    static inline __m256 scales2(const uint8_t *const p[4]) { return _mm256_cvtph_ps(lead_words2<kBytes / 2>(p)); }
+};
+
 // The token path of a tile of 4 rows (simd/common.h TokenRowPairs) for a Block32 format whose
-// P gives pair(p0, p1): the unsigned bytes w + K of rows p0 and p1 in one register.
+// P gives pair(p0, p1): the unsigned bytes w + K of rows p0 and p1 in one register, and the four
+// rows' block scales d_w: scales(p) of block b, scales2(p) of blocks b and b + 1. Two blocks per
+// step share one reduction tree, one scale load and the prefetches (a block is 17-34 bytes); the
+// fmas stay one per block in block order.
 template <class F, class P>
 struct RowPairsTokenTile {
     static constexpr bool kEnabled = true;
@@ -50,26 +95,43 @@ struct RowPairsTokenTile {
                             const typename F::Act *x) {
         __m128 acc = _mm_loadu_ps(acc_io);
         PrefetchAhead<F, 4> prefetch(b0, row_bytes);
-        for (int32_t b = b0; b < b1; ++b) {
+        const uint8_t *p[4];
+        int32_t b = b0;
+        for (; b + 2 <= b1; b += 2) {
             const size_t ahead = prefetch.at_block(b);
-            const uint8_t *p[4];
             for (int r = 0; r < 4; ++r) {
                 p[r] = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
                 _mm_prefetch(reinterpret_cast<const char *>(p[r] + ahead), _MM_HINT_T1);
+                // Q8_0's 68 bytes per step: one prefetch per step would skip a line in 17.
+                if constexpr (2 * F::kBytes > 64)
+                    _mm_prefetch(reinterpret_cast<const char *>(p[r] + F::kBytes + ahead), _MM_HINT_T1);
             }
+            const typename F::Act &x0 = x[b - b0], &x1 = x[b + 1 - b0];
+            const __m512i a0 = _mm512_broadcast_i64x4(x0.a), base0 = _mm512_broadcast_i64x4(x0.base);
+            const __m512i a1 = _mm512_broadcast_i64x4(x1.a), base1 = _mm512_broadcast_i64x4(x1.base);
+            const __m512i A = _mm512_dpbusd_epi32(base0, P::pair(p[0], p[1]), a0);
+            const __m512i B = _mm512_dpbusd_epi32(base0, P::pair(p[2], p[3]), a0);
+            const __m512i C = _mm512_dpbusd_epi32(base1, P::pair(p[0] + F::kBytes, p[1] + F::kBytes), a1);
+            const __m512i D = _mm512_dpbusd_epi32(base1, P::pair(p[2] + F::kBytes, p[3] + F::kBytes), a1);
+            __m128i s0, s1;
+            row_pair_sums2(A, B, C, D, s0, s1);
+            const __m256 d = _mm256_mul_ps(P::scales2(p), _mm256_set_m128(_mm_set1_ps(x1.d), _mm_set1_ps(x0.d)));
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(s0), _mm256_castps256_ps128(d), acc);
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(s1), _mm256_extractf128_ps(d, 1), acc);
+        }
+        if (b < b1) {  // an odd last block
+            for (int r = 0; r < 4; ++r) p[r] = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
             const typename F::Act &xa = x[b - b0];
             const __m512i a = _mm512_broadcast_i64x4(xa.a), base = _mm512_broadcast_i64x4(xa.base);
             const __m512i A = _mm512_dpbusd_epi32(base, P::pair(p[0], p[1]), a);
             const __m512i B = _mm512_dpbusd_epi32(base, P::pair(p[2], p[3]), a);
-            const __m128 d_w = _mm_cvtph_ps(_mm_setr_epi16(short(fp16_bits(p[0])), short(fp16_bits(p[1])),
-                                                           short(fp16_bits(p[2])), short(fp16_bits(p[3])), 0, 0, 0, 0));
-            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_pair_sums(A, B)), _mm_mul_ps(d_w, _mm_set1_ps(xa.d)), acc);
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(row_pair_sums(A, B)), _mm_mul_ps(P::scales(p), _mm_set1_ps(xa.d)), acc);
         }
         _mm_storeu_ps(acc_io, acc);
     }
 };
 
-struct Q8_0RowPair {  // w + 128 as unsigned bytes
+struct Q8_0RowPair : Fp16LeadScales<Q8_0::kBytes> {  // w + 128 as unsigned
     static_assert(kQ8_0Offset == 128, "the pair form is the offset form");
     static inline __m512i pair(const uint8_t *p0, const uint8_t *p1) {
         const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(load256(p0 + 2)), load256(p1 + 2), 1);
@@ -77,11 +139,37 @@ struct Q8_0RowPair {  // w + 128 as unsigned bytes
     }
 };
 
-struct Q4_0RowPair {  // the nibbles, q + 8
+// Two rows' 16 nibble bytes at q0, q1 as [lo nibbles | hi nibbles] per row: elements 0-31 in order.
+inline __m512i nibble_pair(const uint8_t *q0, const uint8_t *q1) {
+    const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(load128(q0))),
+                                         _mm256_broadcastsi128_si256(load128(q1)), 1);
+    return _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
+}
+
+struct Q4_0RowPair : Fp16LeadScales<Q4_0::kBytes> {  // the nibbles, q + 8
+    static inline __m512i pair(const uint8_t *p0, const uint8_t *p1) { return nibble_pair(p0 + 2, p1 + 2); }
+};
+
+// MXFP4: the nibbles looked up as kvalues_fp4 + 12 (0..24); d_w = e8m0_half(e), e the block's
+// first byte. Blocks are 17 bytes: e(b) is the low byte of word 0, e(b + 1) the high byte of word 8.
+struct MXFP4RowPair {
     static inline __m512i pair(const uint8_t *p0, const uint8_t *p1) {
-        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(load128(p0 + 2))),
-                                             _mm256_broadcastsi128_si256(load128(p1 + 2)), 1);
-        return _mm512_and_si512(_mm512_srlv_epi64(q, _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4)), _mm512_set1_epi8(0x0F));
+        const __m512i table = _mm512_add_epi8(_mm512_broadcast_i32x4(load128(kValuesFp4)), _mm512_set1_epi8(MXFP4::kOffset));
+        return _mm512_shuffle_epi8(table, nibble_pair(p0 + 1, p1 + 1));
+    }
+    static inline __m128 scales(const uint8_t *const p[4]) {
+        return _mm_setr_ps(blocks::mxfp4::e8m0_half(p[0][0]), blocks::mxfp4::e8m0_half(p[1][0]),
+                           blocks::mxfp4::e8m0_half(p[2][0]), blocks::mxfp4::e8m0_half(p[3][0]));
+    }
+    // e8m0_half(e) = 2^(e - 128): (e - 1) << 23 as float bits for e >= 2, the subnormal 0x00200000 << e below.
+    static inline __m256 scales2(const uint8_t *const p[4]) {
+        const __m256i words = _mm256_cvtepu16_epi32(lead_words2<8>(p));
+        const __m256i e = _mm256_and_si256(_mm256_srlv_epi32(words, _mm256_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8)),
+                                           _mm256_set1_epi32(0xFF));
+        const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+        const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+        const __mmask8 is_normal = _mm256_cmpge_epu32_mask(e, _mm256_set1_epi32(2));
+        return _mm256_castsi256_ps(_mm256_mask_blend_epi32(is_normal, subnormal, normal));
     }
 };
 
@@ -203,5 +291,7 @@ template <>
 struct TokenRowPairs<Q8_0> : RowPairsTokenTile<Q8_0, Q8_0RowPair> {};
 template <>
 struct TokenRowPairs<Q4_0> : RowPairsTokenTile<Q4_0, Q4_0RowPair> {};
+template <>
+struct TokenRowPairs<MXFP4> : RowPairsTokenTile<MXFP4, MXFP4RowPair> {};
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
