@@ -50,7 +50,7 @@ inline constexpr bool kPanels256<NVFP4> = true;
 // The rows of a call in panels of 8 rows, then the tiles. (Two panels per activation broadcast,
 // 16 rows in two ymm accumulators, was measured and dropped: within the noise, plugins/simd/README.md.)
 template <class F>
-struct WidePairs<F, std::enable_if_t<kPanels256<F>>> {
+struct RowsPath<F, std::enable_if_t<kPanels256<F>>> {
     static constexpr bool kEnabled = true;
     static inline void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const uint8_t *x,
                             size_t xq_stride, int32_t m, float *y, size_t ldy) {

@@ -24,6 +24,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "simd/rows16_layout.h"
 #include "simd/wide512_panels.h"
@@ -204,13 +205,7 @@ struct Panel<IQ4_XS> : SubBlockChunkPanel<IQ4_XS, 128> {
 template <>
 struct Panel<IQ3_S> : SubBlockChunkPanel<IQ3_S, 16> {};
 
-template <>
-struct WidePairs<Q2_K> : SuperBlockPanelRows<Q2_K> {};
-template <>
-struct WidePairs<Q3_K> : SuperBlockPanelRows<Q3_K> {};
-template <>
-struct WidePairs<IQ4_XS> : SuperBlockPanelRows<IQ4_XS> {};
-template <>
-struct WidePairs<IQ3_S> : SuperBlockPanelRows<IQ3_S> {};
+template <class F>
+struct RowsPath<F, std::enable_if_t<kOneOf<F, Q2_K, Q3_K, IQ4_XS, IQ3_S>>> : SuperBlockPanelRows<F> {};
 
 }  // namespace memra::simd::MEMRA_SIMD_NS

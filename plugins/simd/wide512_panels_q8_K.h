@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "simd/formats_q8_K_act.h"
 #include "simd/wide512_panel_driver.h"
@@ -233,11 +234,7 @@ struct SuperBlockPanelRows {
                      xq_stride, m, y, ldy);
     }
 };
-template <>
-struct WidePairs<Q4_K> : SuperBlockPanelRows<Q4_K> {};
-template <>
-struct WidePairs<Q5_K> : SuperBlockPanelRows<Q5_K> {};
-template <>
-struct WidePairs<Q6_K> : SuperBlockPanelRows<Q6_K> {};
+template <class F>
+struct RowsPath<F, std::enable_if_t<kOneOf<F, Q4_K, Q5_K, Q6_K>>> : SuperBlockPanelRows<F> {};
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
