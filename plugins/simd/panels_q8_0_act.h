@@ -17,19 +17,6 @@
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-// A nibble format's panel (Q4_0, MXFP4: byte j of qs = element j lo, j + 16 hi): t[g]'s low
-// nibbles are elements 4g .. 4g + 3, its high nibbles 16 + 4g .. 16 + 4g + 3.
-template <class V>
-inline void nibble_panel(const uint8_t *const p[], size_t qs, typename V::I P[8]) {
-    typename V::I t[4];
-    panel_transpose<V>(p, qs, t);
-    const typename V::I m4 = V::set1_epi8(0x0F);
-    for (int g = 0; g < 4; ++g) {
-        P[g] = V::and_(t[g], m4);
-        P[4 + g] = V::and_(V::srli4(t[g]), m4);
-    }
-}
-
 // The 32-element formats with one scale per block: one term, fmaf((float)S, d_w * d_a, acc).
 template <int K, class V>
 struct Block32Panel : PerActivation<Block32Panel<K, V>> {
@@ -53,10 +40,6 @@ struct Block32Panel : PerActivation<Block32Panel<K, V>> {
         acc = V::fma(V::cvt(s), V::mul(w.d, V::set1_ps(x.d)), acc);
     }
 };
-
-// The format F's panel on V (specialized below).
-template <class F, class V>
-struct PanelOf;
 
 template <class V>
 struct PanelOf<Q8_0, V> : Block32Panel<128, V> {  // fp16 d | int8 qs[32]; w + 128
