@@ -18,11 +18,9 @@
 namespace memra::simd::MEMRA_SIMD_NS {
 
 // Which formats take the 8-row panels in this build (plugins/simd/README.md has the
-// measurements): all four where the dot4 is exact (AVX-VNNI and its emulation); on AVX2 not Q8_0,
-// whose w + 128 would saturate vpmaddubsw: it keeps its sign-trick tiles (a sign-trick panel would
-// need |w| and sign(w) panels: 16 ymm of weights; not tried).
+// measurements): all four; AVX2's Q8_0 on sign-trick panels (w + 128 would saturate vpmaddubsw).
 template <class F>
-inline constexpr bool kPanels256 = kOneOf<F, Q4_0, MXFP4, NVFP4> || (std::is_same_v<F, Q8_0> && kQ8_0Offset == 128);
+inline constexpr bool kPanels256 = kOneOf<F, Q8_0, Q4_0, MXFP4, NVFP4>;
 
 template <class F>
 struct RowsPath<F, std::enable_if_t<kPanels256<F>>> : Panels256RowsPath<F> {};

@@ -23,6 +23,11 @@ struct Vec256 {
     static inline I broadcast128(__m128i v) { return _mm256_broadcastsi128_si256(v); }
     static inline I dot4(I acc, I u, I s) { return Isa::dot4(acc, u, s); }
     static inline I dpwssd(I acc, I a, I b) { return Isa::dot2_scaled(acc, a, b); }
+    // acc + the dword sums of SIGNED weight bytes w (|w| in absw) x s, by the sign trick (ggml's
+    // AVX2 form): |w| x (s with w's sign), exact while s >= -127 (Q8_0's and Q8_K's quantizers
+    // give -127..127) and every pair fits the dot4 (|w| <= 128: 2 x 128 x 127 < 32768). The
+    // panels of the weights whose w + K would saturate AVX2's dot4 (signed_panels below).
+    static inline I dot4_signed(I acc, I absw, I w, I s) { return Isa::dot4(acc, absw, _mm256_sign_epi8(s, w)); }
     static inline F cvtph(const uint16_t *h) { return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i *>(h))); }
     // Rows k and k + 4's 16 bytes at off in the two 128-bit lanes.
     static inline I rows4(const uint8_t *const p[], size_t off, int k) {

@@ -15,7 +15,7 @@ namespace memra::simd::MEMRA_SIMD_NS {
 
 // Whether super-block format F takes the 8-row panels in this build (plugins/simd/README.md has
 // the measurements): one of the formats listed, where the build's dot4 takes its panel bytes
-// exactly (dot4_fits: on AVX2 not Q3_K nor IQ4_XS, which keep their tiles).
+// exactly (dot4_fits: on AVX2 not Q3_K, which keeps its tiles).
 template <class F>
 constexpr bool super_block_panels256() {
     if constexpr (kOneOf<F, Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, IQ4_XS, IQ3_S>) return dot4_fits(PanelOf<F, Vec256>::kMaxU);

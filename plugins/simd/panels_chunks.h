@@ -20,8 +20,8 @@
 //     rows' sc_j (vpmulld, as Q4_K's), and K * sum_j sc_j T_j (4 vpdpwssd of the rows' scale pairs
 //     x the activation's T pairs, T_j = bs[2j] + bs[2j + 1]) is taken off.
 // Where V's dot4 is AVX2's (vpmaddubsw pairs saturate beyond 32767), only the panels whose bytes
-// stay small take it (kDot4Fits below): Q2_K (45) and IQ3_S (31); Q3_K (252) and IQ4_XS (241)
-// need an exact dot4.
+// stay small take it (dot4_fits below): Q2_K (45) and IQ3_S (31); Q3_K (252) needs an exact dot4,
+// and IQ4_XS holds its signed values for the sign trick there instead (|v| <= 127).
 #pragma once
 
 #include <immintrin.h>
@@ -147,13 +147,15 @@ struct PanelOf<Q3_K, V> : ScaledChunkPanel<V, 124, false> {
 };
 
 // IQ4_XS, IQ3_S: signed chunks (sign, |v|) with one scale per 32-element chunk (their Head's
-// scales16 is scales16_of8: int16 j = sc_j in its low 128 bits).
+// scales16 is scales16_of8: int16 j = sc_j in its low 128 bits). K = 0: the panels hold the
+// signed v and A their magnitudes, dotted by the sign trick (V::dot4_signed: AVX2's IQ4_XS).
 template <class V, int K>
 struct SubBlockChunkPanel : TPairsAct {
     using I = typename V::I;
     struct Weights {
-        alignas(64) I P[8][8];  // [sub-block j][dword group g]: v + K of values 32j + 4g .. + 3
-        I sc[8];                // sc_j of the rows (int32)
+        alignas(64) I P[8][8];          // [sub-block j][dword group g]: v + K of values 32j + 4g .. + 3
+        alignas(64) I A[K ? 1 : 8][8];  // K = 0: |v| of the same values
+        I sc[8];                        // sc_j of the rows (int32)
         I pairs[4];             // int16 pairs (sc_2k, sc_2k+1) of the rows
         typename V::F d;
     };
@@ -179,9 +181,14 @@ struct SubBlockChunkPanel : TPairsAct {
     }
     static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
                              int32_t ms) {
-        static_assert(K == 16 || K == 128, "K * O is a shift");
+        static_assert(K == 0 || K == 16 || K == 128, "K * O is a shift");
         constexpr int kShift = K == 16 ? 4 : 7;
         I S[kMaxM];
+        if constexpr (K == 0) {
+            scaled_subblock_sums<V, 8, 8, true, true>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms, w.A);
+            for (int32_t a = 0; a < ms; ++a) acc[a] = V::fma(V::cvt(S[a]), V::mul(w.d, V::set1_ps(t[a].D)), acc[a]);
+            return;
+        }
         scaled_subblock_sums<V, 8, 8>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms);
         for (int32_t a = 0; a < ms; ++a) {
             I O = V::zero_i();
@@ -195,17 +202,22 @@ struct SubBlockChunkPanel : TPairsAct {
 // IQ4_XS (fp16 d | u16 scales_h | scales_l[4] | qs[128]) has a raw-byte decoder as Q2_K does:
 // sub-block sb's 16 bytes at 8 + 16 sb are a nibble panel (low nibbles: values 0-15, high: 16-31)
 // through the value table + 128, and sc_sb = (nibble sb of scales_l | bits 2sb, 2sb + 1 of
-// scales_h << 4) - 32 on all rows at once.
+// scales_h << 4) - 32 on all rows at once. Where the dot4 is not exact (AVX2) v + 128 (to 241)
+// would saturate it: the panels hold the signed v (|v| <= 127) for the sign trick instead.
+constexpr int kIq4xsPanelK = Isa::kExactDot4 ? 128 : 0;
 template <class V>
-struct PanelOf<IQ4_XS, V> : SubBlockChunkPanel<V, 128> {
+struct PanelOf<IQ4_XS, V> : SubBlockChunkPanel<V, kIq4xsPanelK> {
     using I = typename V::I;
-    using Weights = typename SubBlockChunkPanel<V, 128>::Weights;
-    static constexpr int kMaxU = 241;
+    using Weights = typename SubBlockChunkPanel<V, kIq4xsPanelK>::Weights;
+    static constexpr int kMaxU = kIq4xsPanelK ? 241 : 127;
     static inline void decode(const uint8_t *const p[], Weights &w) {
-        const I table = V::add_epi8(V::broadcast128(load128(kValuesIq4nl)), V::set1_epi8(char(0x80)));
+        const I table = V::add_epi8(V::broadcast128(load128(kValuesIq4nl)), V::set1_epi8(char(kIq4xsPanelK)));
         for (int sb = 0; sb < 8; ++sb) {
             nibble_panel<V>(p, 8 + 16 * size_t(sb), w.P[sb]);
-            for (int g = 0; g < 8; ++g) w.P[sb][g] = V::shuffle_epi8(table, w.P[sb][g]);
+            for (int g = 0; g < 8; ++g) {
+                w.P[sb][g] = V::shuffle_epi8(table, w.P[sb][g]);
+                if constexpr (kIq4xsPanelK == 0) w.A[sb][g] = V::abs_epi8(w.P[sb][g]);
+            }
         }
         I t[4];  // t[0] lane r: row r's d | scales_h, t[1]: its scales_l
         panel_transpose<V>(p, 0, t);

@@ -27,17 +27,23 @@ namespace memra::simd::MEMRA_SIMD_NS {
 // int32, for the NSub sub-blocks of G dword groups each (P[j][g]: values E j + 4g .. + 3, E = 4G):
 // the sub-block loop outside the activation loop, so its panels stay in registers for all m.
 // kScaled = false: the panels hold weights already scaled (sc unused), S[a] is their plain dot.
-template <class V, int NSub, int G, bool kScaled = true>
+// kSigned: the panels hold SIGNED bytes and Abs their magnitudes, dotted by V::dot4_signed (Abs
+// in registers, P read from memory).
+template <class V, int NSub, int G, bool kScaled = true, bool kSigned = false>
 inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], const typename V::I *sc,
-                                 const uint8_t *qs, size_t xq_stride, int32_t ms) {
+                                 const uint8_t *qs, size_t xq_stride, int32_t ms,
+                                 const typename V::I (*Abs)[G] = nullptr) {
     using I = typename V::I;
     for (int j = 0; j < NSub; ++j) {
         I p[G];
-        for (int g = 0; g < G; ++g) p[g] = P[j][g];
+        for (int g = 0; g < G; ++g) p[g] = kSigned ? Abs[j][g] : P[j][g];
         for (int32_t a = 0; a < ms; ++a) {
             const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j;
             I s = kScaled || j == 0 ? V::zero_i() : S[a];
-            for (int g = 0; g < G; ++g) s = V::dot4(s, p[g], V::bcast32(x + 4 * g));
+            for (int g = 0; g < G; ++g) {
+                if constexpr (kSigned) s = V::dot4_signed(s, p[g], P[j][g], V::bcast32(x + 4 * g));
+                else s = V::dot4(s, p[g], V::bcast32(x + 4 * g));
+            }
             if constexpr (kScaled) {
                 s = V::mullo_epi32(s, sc[j]);
                 S[a] = j == 0 ? s : V::add_epi32(S[a], s);
