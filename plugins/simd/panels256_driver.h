@@ -55,15 +55,17 @@ struct Vec256 {
     }
 };
 
-// The rows of a call in panels of 8 rows, then the tiles of simd/common.h (rows % 8, or a call
-// the panels do not take). (Two panels per activation broadcast, 16 rows in two ymm accumulators,
-// was measured and dropped for the Q8_0-activation formats: within the noise, plugins/simd/README.md.)
-template <class F>
+// The rows of a call in panels of 8 rows, then the tiles of simd/common.h (rows % 8, a call of
+// fewer than MinM activations, or one the panels do not take). (Two panels per activation
+// broadcast, 16 rows in two ymm accumulators, was measured and dropped for the Q8_0-activation
+// formats: within the noise, plugins/simd/README.md.)
+template <class F, int32_t MinM = kPanelMinM>
 struct Panels256RowsPath {
     static constexpr bool kEnabled = true;
     static inline void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const uint8_t *x,
                             size_t xq_stride, int32_t m, float *y, size_t ldy) {
-        const int32_t r = PanelDriver<F, Vec256, PanelOf<F, Vec256>>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
+        const int32_t r =
+            m < MinM ? 0 : PanelDriver<F, Vec256, PanelOf<F, Vec256>>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
         gemm_tiles<F>(w, row_bytes, r, rows, n, x, xq_stride, m, y, ldy);
     }
 };

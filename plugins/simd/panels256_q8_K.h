@@ -22,7 +22,16 @@ constexpr bool super_block_panels256() {
     else return false;
 }
 
+// Q2_K and Q6_K take the panels from 8 activations on: below, their 8-row panels' decode cost
+// more than the tiles' (memra-bench from DRAM, m = 2 / 4 / 8 in token calls, 3 alternating
+// rounds on the Zen 5 VM, avxvnni tiles / panels: Q2_K 2.0 / 3.2-3.4, 3.1-3.3 / 3.6-3.9,
+// 5.4-5.9 / 4.5-4.8; Q6_K 3.3-3.6 / 3.7-4.1, 4.0-4.2 / 4.3-4.6, 5.5-5.9 / 5.2-5.7; avx2 alike).
 template <class F>
-struct RowsPath<F, std::enable_if_t<super_block_panels256<F>()>> : Panels256RowsPath<F> {};
+constexpr int32_t panels256_min_m() {
+    return kOneOf<F, Q2_K, Q6_K> ? 8 : kPanelMinM;
+}
+
+template <class F>
+struct RowsPath<F, std::enable_if_t<super_block_panels256<F>()>> : Panels256RowsPath<F, panels256_min_m<F>()> {};
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
