@@ -183,18 +183,16 @@ struct SubBlockChunkPanel : TPairsAct {
                              int32_t ms) {
         static_assert(K == 0 || K == 16 || K == 128, "K * O is a shift");
         constexpr int kShift = K == 16 ? 4 : 7;
-        I S[kMaxM];
-        if constexpr (K == 0) {
+        if constexpr (K == 0) {  // signed panels: no offset to take off
+            I S[kMaxM];
             scaled_subblock_sums<V, 8, 8, true, true>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms, w.A);
             for (int32_t a = 0; a < ms; ++a) acc[a] = V::fma(V::cvt(S[a]), V::mul(w.d, V::set1_ps(t[a].D)), acc[a]);
-            return;
-        }
-        scaled_subblock_sums<V, 8, 8>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms);
-        for (int32_t a = 0; a < ms; ++a) {
-            I O = V::zero_i();
-            for (int k = 0; k < 4; ++k) O = V::dpwssd(O, w.pairs[k], V::set1_epi32(t[a].T[k]));
-            const I s = V::sub_epi32(S[a], V::slli_epi32(O, kShift));
-            acc[a] = V::fma(V::cvt(s), V::mul(w.d, V::set1_ps(t[a].D)), acc[a]);
+        } else {
+            subblock_apply<V, 8, 8>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I s, int32_t a) {
+                I O = V::zero_i();
+                for (int k = 0; k < 4; ++k) O = V::dpwssd(O, w.pairs[k], V::set1_epi32(t[a].T[k]));
+                y = V::fma(V::cvt(V::sub_epi32(s, V::slli_epi32(O, kShift))), V::mul(w.d, V::set1_ps(t[a].D)), y);
+            });
         }
     }
 };

@@ -54,6 +54,17 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
     }
 }
 
+// A sub-block panel's apply: the exact S of every activation (scaled_subblock_sums over the
+// weights' P and sc), then term(acc[a], S[a], a), the format's integer rest and float side, in
+// activation order.
+template <class V, int NSub, int G, class Weights, class Term>
+inline void subblock_apply(typename V::F *acc, const Weights &w, const uint8_t *xb, size_t xq_stride, int32_t ms,
+                           Term term) {
+    typename V::I S[kMaxM];
+    scaled_subblock_sums<V, NSub, G>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms);
+    for (int32_t a = 0; a < ms; ++a) term(acc[a], S[a], a);
+}
+
 // Bytes (0, 1) and (2, 3) of every dword of t as int16 pairs, zero-extended (Signed = false) or
 // sign-extended: vpshufb puts each byte in the low (or, for the sign, the high) byte of its
 // 16-bit half; it indexes within 128-bit lanes, where dword i starts at byte 4i.
@@ -150,14 +161,12 @@ struct K4Panel : TPairsAct {
     }
     static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
                              int32_t ms) {
-        I S[kMaxM];
-        scaled_subblock_sums<V, 8, 8>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms);
-        for (int32_t a = 0; a < ms; ++a) {
+        subblock_apply<V, 8, 8>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I S, int32_t a) {
             I M = V::zero_i();
             for (int k = 0; k < 4; ++k) M = V::dpwssd(M, w.mins[k], V::set1_epi32(t[a].T[k]));
-            acc[a] = V::fma(V::cvt(S[a]), V::mul(w.d, V::set1_ps(t[a].D)), acc[a]);
-            acc[a] = V::fma(V::cvt(M), V::mul(w.dmin, V::set1_ps(-t[a].D)), acc[a]);
-        }
+            y = V::fma(V::cvt(S), V::mul(w.d, V::set1_ps(t[a].D)), y);
+            y = V::fma(V::cvt(M), V::mul(w.dmin, V::set1_ps(-t[a].D)), y);
+        });
     }
 };
 
@@ -222,15 +231,12 @@ struct PanelOf<Q6_K, V> {
     }
     static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
                              int32_t ms) {
-        I S[kMaxM];
-        scaled_subblock_sums<V, 16, 4>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms);
-        for (int32_t a = 0; a < ms; ++a) {
+        subblock_apply<V, 16, 4>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I S, int32_t a) {
             const uint8_t *bs = xb + size_t(a) * xq_stride + q8_K_act::kBsumsOffset;
             I O = V::zero_i();
             for (int k = 0; k < 8; ++k) O = V::dpwssd(O, w.pairs[k], V::bcast32(bs + 4 * k));
-            const I s = V::sub_epi32(S[a], V::slli_epi32(O, 5));
-            acc[a] = V::fma(V::cvt(s), V::mul(w.d, V::set1_ps(t[a].D)), acc[a]);
-        }
+            y = V::fma(V::cvt(V::sub_epi32(S, V::slli_epi32(O, 5))), V::mul(w.d, V::set1_ps(t[a].D)), y);
+        });
     }
 };
 
