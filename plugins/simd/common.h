@@ -124,13 +124,19 @@ inline void tile(const uint8_t *w, size_t row_bytes, int32_t n, const uint8_t *x
     }
 }
 
-// A wider layer's rows path of a format (kEnabled, gemm(...) replacing the tiles below):
-// specialized by the AVX-512 build's wide forms (simd/wide512_q8_0_act.h: panels, activation
-// pairs; the super-block panels) and the 256-bit builds' 8-row panels (simd/panels256.h).
+// The rows path of a format where a wider form replaces the tiles below (kEnabled, gemm(...)):
+// specialized, one partial specialization per header on a list of formats (kOneOf), by the
+// AVX-512 build's panels and activation pairs (simd/wide512_q8_0_act.h, the super-block panels
+// of simd/wide512_panels_q8_K.h and simd/wide512_panels_chunks.h) and the 256-bit builds' 8-row
+// panels (simd/panels256.h).
 template <class F, class = void>
-struct WidePairs {
+struct RowsPath {
     static constexpr bool kEnabled = false;
 };
+
+// Whether F is one of Fs (the format lists of the RowsPath specializations).
+template <class F, class... Fs>
+inline constexpr bool kOneOf = (std::is_same_v<F, Fs> || ...);
 
 // The rows path's rows per tile: 8 for the 32/64-element formats (each prepared activation block
 // shared by twice the rows; their decoded blocks are small), 4 for the super-block formats
@@ -358,8 +364,8 @@ void gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
                     y + size_t(j) * ldy, ldy);
         return;
     }
-    if constexpr (WidePairs<F>::kEnabled) {
-        WidePairs<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
+    if constexpr (RowsPath<F>::kEnabled) {
+        RowsPath<F>::gemm(w, row_bytes, rows, n, x, xq_stride, m, y, ldy);
         return;
     }
     gemm_tiles<F>(w, row_bytes, 0, rows, n, x, xq_stride, m, y, ldy);

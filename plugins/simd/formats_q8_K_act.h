@@ -440,7 +440,10 @@ using IQ3_S = SuperBlock<IQ3_SFields>;
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
 
-// The AVX-512 build's chunk-pair forms of these formats (WideSuperBlock above).
+// The AVX-512 build's chunk-pair forms of these formats (WideSuperBlock above) and their panels;
+// the 256-bit builds' panels.
 #ifdef MEMRA_SIMD_WIDE512
 #include "simd/wide512_q8_K_act.h"
+#else
+#include "simd/panels256_q8_K.h"
 #endif

@@ -21,9 +21,10 @@
 // unchanged).
 //
 // A panel vector V provides kRows, I / F (its int and float registers), the int ops the decoders
-// use (set1_epi8, set1_epi32, bcast32 from memory, and_, xor_, srli4 (16-bit shift by 4),
-// shuffle_epi8, add_epi8, broadcast128), dot4(acc, u, s) (exact u8 x s8 sums per dword), the
-// float ops (zero, cvt, mul, fma, set1_ps, load_ps, storeu, cvtph of kRows fp16) and the
+// use (set1_epi8, set1_epi32, bcast32 from memory, and_, or_, xor_, srli4 (16-bit shift by 4),
+// shifts of 16- and 32-bit lanes, add / sub / mullo of int32, mullo of int16, shuffle_epi8,
+// add_epi8, abs_epi8, broadcast128), dot4(acc, u, s) (exact u8 x s8 sums per dword), dpwssd(acc, a, b)
+// (int16 pair products summed per dword), dense (kRows rows' 32 bytes as 8 panels), the float ops (zero, cvt, mul, fma, set1_ps, load_ps, storeu, cvtph of kRows fp16) and the
 // transpose's pieces (rows4, unpack lo/hi of 32 and 64 bits); MEMRA_PANEL_VEC_OPS writes those
 // that differ between widths by name only.
 #pragma once
@@ -64,6 +65,19 @@ inline int32_t load_i32(const uint8_t *p) {
     static inline I srli4(I a) { return P##_srli_epi16(a, 4); }                     \
     static inline I shuffle_epi8(I table, I idx) { return P##_shuffle_epi8(table, idx); } \
     static inline I add_epi8(I a, I b) { return P##_add_epi8(a, b); }               \
+    static inline I zero_i() { return P##_setzero_##SI(); }                         \
+    static inline I abs_epi8(I a) { return P##_abs_epi8(a); }                       \
+    static inline I or_(I a, I b) { return P##_or_##SI(a, b); }                     \
+    static inline I add_epi32(I a, I b) { return P##_add_epi32(a, b); }             \
+    static inline I sub_epi32(I a, I b) { return P##_sub_epi32(a, b); }             \
+    static inline I mullo_epi32(I a, I b) { return P##_mullo_epi32(a, b); }         \
+    static inline I mullo_epi16(I a, I b) { return P##_mullo_epi16(a, b); }         \
+    static inline I slli_epi16(I a, unsigned n) { return P##_slli_epi16(a, n); }    \
+    static inline I srli_epi16(I a, unsigned n) { return P##_srli_epi16(a, n); }    \
+    static inline I srai_epi16(I a, unsigned n) { return P##_srai_epi16(a, n); }    \
+    static inline I slli_epi32(I a, unsigned n) { return P##_slli_epi32(a, n); }    \
+    static inline I srli_epi32(I a, unsigned n) { return P##_srli_epi32(a, n); }    \
+    static inline I srai_epi32(I a, unsigned n) { return P##_srai_epi32(a, n); }    \
     static inline F zero() { return P##_setzero_ps(); }                             \
     static inline F cvt(I v) { return P##_cvtepi32_ps(v); }                         \
     static inline F mul(F a, F b) { return P##_mul_ps(a, b); }                      \
@@ -105,11 +119,27 @@ inline typename V::F panel_f32(Get get) {
     return V::load_ps(v);
 }
 
-// A format's panel P: Weights (the rows' blocks decoded: panels of unsigned w + K, and their
-// weight scales) from decode(p[kRows], Weights &), Act (one activation's side of a weight block:
-// offset starts, d_a) from act(a), and apply(acc, w, t, xb, xq_stride, ms): the block's terms of
-// activations 0 .. ms - 1 (t: their Acts; xb: activation 0's block) added to their accumulators
-// in the canonical order.
+// A nibble format's panel (Q4_0, MXFP4, IQ4_XS's sub-blocks: byte j of qs = element j lo, j + 16 hi): t[g]'s low
+// nibbles are elements 4g .. 4g + 3, its high nibbles 16 + 4g .. 16 + 4g + 3.
+template <class V>
+inline void nibble_panel(const uint8_t *const p[], size_t qs, typename V::I P[8]) {
+    typename V::I t[4];
+    panel_transpose<V>(p, qs, t);
+    const typename V::I m4 = V::set1_epi8(0x0F);
+    for (int g = 0; g < 4; ++g) {
+        P[g] = V::and_(t[g], m4);
+        P[4 + g] = V::and_(V::srli4(t[g]), m4);
+    }
+}
+
+// A format's panel P on V (PanelOf<F, V>, specialized by simd/panels_q8_0_act.h,
+// simd/panels_q8_K_act.h and simd/panels_chunks.h): Weights (the rows' blocks decoded: panels of
+// unsigned w + K, and their weight scales) from decode(p[kRows], Weights &), Act (one
+// activation's side of a weight block: offset starts, d_a) from act(a), and apply(acc, w, t, xb,
+// xq_stride, ms): the block's terms of activations 0 .. ms - 1 (t: their Acts; xb: activation
+// 0's block) added to their accumulators in the canonical order.
+template <class F, class V>
+struct PanelOf;
 
 // apply for a format whose Derived::step does one activation.
 template <class Derived>

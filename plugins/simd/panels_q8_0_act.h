@@ -5,7 +5,8 @@
 // weights are unsigned w + K; each activation's offset start -K * (its byte sum over the scale
 // block) removes K exactly in int32. Every dot4 pair stays within vpmaddubsw's int16 range where
 // V's dot4 is the AVX2 one (Q4_0 <= 2*15*128, MXFP4 and NVFP4 <= 2*24*128); Q8_0's w + 128 needs an
-// exact dot4 (simd/formats_q8_0_act.h: kQ8_0Offset).
+// exact dot4 (simd/formats_q8_0_act.h: kQ8_0Offset), so on AVX2 its panels hold the signed w and
+// their magnitudes for the sign trick (K = 0, V::dot4_signed).
 #pragma once
 
 #include <immintrin.h>
@@ -17,20 +18,8 @@
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-// A nibble format's panel (Q4_0, MXFP4: byte j of qs = element j lo, j + 16 hi): t[g]'s low
-// nibbles are elements 4g .. 4g + 3, its high nibbles 16 + 4g .. 16 + 4g + 3.
-template <class V>
-inline void nibble_panel(const uint8_t *const p[], size_t qs, typename V::I P[8]) {
-    typename V::I t[4];
-    panel_transpose<V>(p, qs, t);
-    const typename V::I m4 = V::set1_epi8(0x0F);
-    for (int g = 0; g < 4; ++g) {
-        P[g] = V::and_(t[g], m4);
-        P[4 + g] = V::and_(V::srli4(t[g]), m4);
-    }
-}
-
 // The 32-element formats with one scale per block: one term, fmaf((float)S, d_w * d_a, acc).
+// K = 0: signed panels P and their magnitudes A, dotted by the sign trick.
 template <int K, class V>
 struct Block32Panel : PerActivation<Block32Panel<K, V>> {
     static constexpr int kOffset = K;
@@ -45,27 +34,29 @@ struct Block32Panel : PerActivation<Block32Panel<K, V>> {
     }
     struct Weights {
         typename V::I P[8];
-        typename V::F d;  // d_w of the rows
+        typename V::I A[K ? 1 : 8];  // K = 0: |w| of P
+        typename V::F d;             // d_w of the rows
     };
     static inline void step(typename V::F &acc, const Weights &w, const Act &x, const uint8_t *a) {
         typename V::I s = V::set1_epi32(x.start);
-        for (int g = 0; g < 8; ++g) s = V::dot4(s, w.P[g], V::bcast32(a + 2 + 4 * g));
+        for (int g = 0; g < 8; ++g) {
+            if constexpr (K == 0) s = V::dot4_signed(s, w.A[g], w.P[g], V::bcast32(a + 2 + 4 * g));
+            else s = V::dot4(s, w.P[g], V::bcast32(a + 2 + 4 * g));
+        }
         acc = V::fma(V::cvt(s), V::mul(w.d, V::set1_ps(x.d)), acc);
     }
 };
 
-// The format F's panel on V (specialized below).
-template <class F, class V>
-struct PanelOf;
-
 template <class V>
-struct PanelOf<Q8_0, V> : Block32Panel<128, V> {  // fp16 d | int8 qs[32]; w + 128
-    static_assert(kQ8_0Offset == 128 + 0 * V::kRows, "the panel is the offset form (checked where it is used)");
-    using Weights = typename Block32Panel<128, V>::Weights;
+struct PanelOf<Q8_0, V> : Block32Panel<kQ8_0Offset, V> {  // fp16 d | int8 qs[32]; w + 128, or w and |w|
+    using Weights = typename Block32Panel<kQ8_0Offset, V>::Weights;
     static inline void decode(const uint8_t *const p[], Weights &w) {
         panel_transpose<V>(p, 2, w.P);
         panel_transpose<V>(p, 18, w.P + 4);
-        for (int g = 0; g < 8; ++g) w.P[g] = V::xor_(w.P[g], V::set1_epi8(char(0x80)));
+        for (int g = 0; g < 8; ++g) {
+            if constexpr (kQ8_0Offset == 128) w.P[g] = V::xor_(w.P[g], V::set1_epi8(char(0x80)));
+            else w.A[g] = V::abs_epi8(w.P[g]);
+        }
         w.d = panel_fp16<V>(p);
     }
 };

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "simd/formats_q8_K_act.h"
+#include "simd/wide512_panel_driver.h"  // Vec512::dense is defined here
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -43,6 +44,8 @@ inline void dense_b(const __m256i *w, uint8_t *b) {
         _mm512_store_si512(b + kRows16Bytes * (k + 4), _mm512_permutex2var_epi64(u[k], second, u[4 + k]));
     }
 }
+
+inline void Vec512::dense(const __m256i w[16], I P[8]) { dense_b(w, reinterpret_cast<uint8_t *>(P)); }
 
 // The 16 rows' blocks at p[0..15] by the format's per-row decoder (F::Block, F::decode).
 template <class F>

@@ -23,6 +23,9 @@ struct Vec512 {
     MEMRA_PANEL_VEC_OPS(_mm512, si512)
     static inline I broadcast128(__m128i v) { return _mm512_broadcast_i32x4(v); }
     static inline I dot4(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+    static inline I dpwssd(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
+    // 16 rows' 32 bytes as 8 panels: simd/rows16_layout.h's dense_b (defined there).
+    static inline void dense(const __m256i w[16], I P[8]);
     static inline F cvtph(const uint16_t *h) { return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i *>(h))); }
     // Rows k, k + 4, k + 8, k + 12's 16 bytes at off in the four 128-bit lanes.
     static inline I rows4(const uint8_t *const p[], size_t off, int k) {

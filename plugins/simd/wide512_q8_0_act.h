@@ -3,7 +3,7 @@
 //  - the token path of Q8_0 and Q4_0 on row pairs (TokenRowPairs): a tile's 4 rows as two 512-bit
 //    registers (row r in the low half, row r + 1 in the high half), so one decode and one
 //    vpdpbusd serve two rows;
-//  - the rows path of Q8_0, Q4_0, MXFP4 and NVFP4 on activation pairs (WidePairs): 8 rows x
+//  - the rows path (RowsPath) of Q8_0, Q4_0, MXFP4 and NVFP4 on activation pairs after the panels: 8 rows x
 //    activations j and j + 1, one vpdpbusd per (row, activation pair, 32 values).
 // The int lanes are then summed exactly into one vector of block sums per (rows, activations)
 // (an integer shuffle tree), converted once and fma'd with the matching d_w * d_a: the float side
@@ -278,14 +278,8 @@ struct PairsRowsPath {
     }
 };
 
-template <>
-struct WidePairs<Q8_0> : PairsRowsPath<Q8_0> {};
-template <>
-struct WidePairs<Q4_0> : PairsRowsPath<Q4_0> {};
-template <>
-struct WidePairs<MXFP4> : PairsRowsPath<MXFP4> {};
-template <>
-struct WidePairs<NVFP4> : PairsRowsPath<NVFP4> {};
+template <class F>
+struct RowsPath<F, std::enable_if_t<kOneOf<F, Q8_0, Q4_0, MXFP4, NVFP4>>> : PairsRowsPath<F> {};
 
 template <>
 struct TokenRowPairs<Q8_0> : RowPairsTokenTile<Q8_0, Q8_0RowPair> {};

@@ -1,0 +1,243 @@
+// The VNNI panels (simd/panel_driver.h) of Q4_K, Q5_K and Q6_K, paired with Q8_K activations,
+// written once over the panel vector V (16 rows on zmm in the AVX-512 builds,
+// simd/wide512_panels_q8_K.h; 8 rows on ymm in the 256-bit ones, simd/panels256_q8_K.h), and the
+// pieces the other super-block panels share (simd/panels_chunks.h).
+//
+// Q4_K (fp16 d | fp16 dmin | scales[12] | qs[128]), formats spec §5.3: per super-block the exact
+// S = sum_j sc_j * sum_{i in sub-block j} q_i a_i and M = sum_j m_j (bs[2j] + bs[2j+1]), then
+// acc = fmaf((float)S, D_a * d, acc) and acc = fmaf((float)M, -(D_a * dmin), acc). On panels:
+// sub-block j (32 values, q unsigned 0..15: no offset) is 8 dot4 per activation into the rows'
+// sum, multiplied by the rows' sc_j (vpmulld) and added to S; M is 4 vpdpwssd (or vpmaddwd +
+// vpaddd) of the rows' mins as int16 pairs against the activation's T pairs. The sub-block loop
+// runs outside the activation loop, so its 8 panels stay in registers for all m. Q5_K is the same
+// with q 0..31, the fifth bit of each value from qh. Every dot4 pair stays within vpmaddubsw's
+// int16 range where V's dot4 is AVX2's: u <= 63 (Q6_K) against |a| <= 128, 2 * 63 * 128 < 32768.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "simd/formats_q8_K_act.h"
+#include "simd/panel_driver.h"
+
+namespace memra::simd::MEMRA_SIMD_NS {
+
+// S[a] = sum_j sc[j] * (the rows' dot of sub-block j against activation a's values), exact in
+// int32, for the NSub sub-blocks of G dword groups each (P[j][g]: values E j + 4g .. + 3, E = 4G):
+// the sub-block loop outside the activation loop, so its panels stay in registers for all m.
+// kScaled = false: the panels hold weights already scaled (sc unused), S[a] is their plain dot.
+// kSigned: the panels hold SIGNED bytes and Abs their magnitudes, dotted by V::dot4_signed (Abs
+// in registers, P read from memory).
+template <class V, int NSub, int G, bool kScaled = true, bool kSigned = false>
+inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], const typename V::I *sc,
+                                 const uint8_t *qs, size_t xq_stride, int32_t ms,
+                                 const typename V::I (*Abs)[G] = nullptr) {
+    using I = typename V::I;
+    for (int j = 0; j < NSub; ++j) {
+        I p[G];
+        for (int g = 0; g < G; ++g) p[g] = kSigned ? Abs[j][g] : P[j][g];
+        for (int32_t a = 0; a < ms; ++a) {
+            const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j;
+            I s = kScaled || j == 0 ? V::zero_i() : S[a];
+            for (int g = 0; g < G; ++g) {
+                if constexpr (kSigned) s = V::dot4_signed(s, p[g], P[j][g], V::bcast32(x + 4 * g));
+                else s = V::dot4(s, p[g], V::bcast32(x + 4 * g));
+            }
+            if constexpr (kScaled) {
+                s = V::mullo_epi32(s, sc[j]);
+                S[a] = j == 0 ? s : V::add_epi32(S[a], s);
+            } else {
+                S[a] = s;
+            }
+        }
+    }
+}
+
+// A sub-block panel's apply: the exact S of every activation (scaled_subblock_sums over the
+// weights' P and sc), then term(acc[a], S[a], a), the format's integer rest and float side, in
+// activation order.
+template <class V, int NSub, int G, class Weights, class Term>
+inline void subblock_apply(typename V::F *acc, const Weights &w, const uint8_t *xb, size_t xq_stride, int32_t ms,
+                           Term term) {
+    typename V::I S[kMaxM];
+    scaled_subblock_sums<V, NSub, G>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms);
+    for (int32_t a = 0; a < ms; ++a) term(acc[a], S[a], a);
+}
+
+// Bytes (0, 1) and (2, 3) of every dword of t as int16 pairs, zero-extended (Signed = false) or
+// sign-extended: vpshufb puts each byte in the low (or, for the sign, the high) byte of its
+// 16-bit half; it indexes within 128-bit lanes, where dword i starts at byte 4i.
+template <class V, bool Signed>
+inline void byte_pairs16(typename V::I t, typename V::I &p01, typename V::I &p23) {
+    if constexpr (Signed) {
+        p01 = V::srai_epi16(V::shuffle_epi8(t, V::broadcast128(_mm_set_epi32(int32_t(0x0D800C80), int32_t(0x09800880),
+                                                                              int32_t(0x05800480), int32_t(0x01800080)))),
+                            8);
+        p23 = V::srai_epi16(V::shuffle_epi8(t, V::broadcast128(_mm_set_epi32(int32_t(0x0F800E80), int32_t(0x0B800A80),
+                                                                              int32_t(0x07800680), int32_t(0x03800280)))),
+                            8);
+    } else {
+        p01 = V::shuffle_epi8(t, V::broadcast128(_mm_set_epi32(int32_t(0x800D800C), int32_t(0x80098008),
+                                                               int32_t(0x80058004), int32_t(0x80018000))));
+        p23 = V::shuffle_epi8(t, V::broadcast128(_mm_set_epi32(int32_t(0x800F800E), int32_t(0x800B800A),
+                                                               int32_t(0x80078006), int32_t(0x80038002))));
+    }
+}
+
+// Bit `bit` of every byte of x moved to bit 4 (Q5_K's fifth bit of sub-block `bit`).
+template <class V>
+inline typename V::I bit_to_4(typename V::I x, int bit) {
+    const typename V::I m = V::set1_epi8(0x10);
+    if (bit < 4) return V::and_(V::slli_epi16(x, unsigned(4 - bit)), m);
+    if (bit > 4) return V::and_(V::srli_epi16(x, unsigned(bit - 4)), m);
+    return V::and_(x, m);
+}
+
+// The activation side of the panels whose term per 32-element sub-block j pairs with T_j: D_a
+// and the int16 pairs (T_2k, T_2k+1), T_j = bs[2j] + bs[2j + 1] (Q4_K's and Q5_K's mins, IQ4_XS's
+// and IQ3_S's offsets).
+struct TPairsAct {
+    struct Act {
+        int32_t T[4];  // int16 pairs (T_2k, T_2k+1)
+        float D;       // D_a
+    };
+    static inline Act act(const uint8_t *a) {
+        const ActK x = act_k(a);
+        Act t;
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(t.T), x.T);
+        t.D = x.D;
+        return t;
+    }
+};
+
+// Q4_K and Q5_K (fp16 d | fp16 dmin | scales[12] | [Q5_K: qh[32]] | qs[128] at kQs).
+template <class V, size_t kQs, bool kHighBit>
+struct K4Panel : TPairsAct {
+    using I = typename V::I;
+    static constexpr int kMaxU = kHighBit ? 31 : 15;  // the largest panel byte
+    struct Weights {
+        I P[8][8];  // [sub-block j][dword group g]: q of values 32j + 4g .. + 3
+        I sc[8];    // sc_j of the rows (int32)
+        I mins[4];  // int16 pairs (m_2k, m_2k+1) of the rows
+        typename V::F d, dmin;
+    };
+    static inline void decode(const uint8_t *const p[], Weights &w) {
+        // qs piece k (16 bytes at kQs + 16k) holds values 32(2i) + 16h + t (lo nibbles) and
+        // 32(2i + 1) + 16h + t (hi nibbles), i = k / 2, h = k % 2; Q5_K's qh[16h + t] holds their
+        // fifth bits, bit j for sub-block j.
+        const I m4 = V::set1_epi8(0x0F);
+        I qh[2][4];
+        if constexpr (kHighBit)
+            for (int h = 0; h < 2; ++h) panel_transpose<V>(p, 16 + 16 * size_t(h), qh[h]);
+        for (int k = 0; k < 8; ++k) {
+            I t[4];
+            panel_transpose<V>(p, kQs + 16 * size_t(k), t);
+            const int j = 2 * (k / 2), h = k % 2;
+            for (int g = 0; g < 4; ++g) {
+                I lo = V::and_(t[g], m4), hi = V::and_(V::srli4(t[g]), m4);
+                if constexpr (kHighBit) {
+                    lo = V::or_(lo, bit_to_4<V>(qh[h][g], j));
+                    hi = V::or_(hi, bit_to_4<V>(qh[h][g], j + 1));
+                }
+                w.P[j][4 * h + g] = lo;
+                w.P[j + 1][4 * h + g] = hi;
+            }
+        }
+        // Scales and mins of the rows unpacked (bytes 0-7 scales, 8-15 mins), then transposed.
+        alignas(64) uint8_t sm[V::kRows][16];
+        const uint8_t *q[V::kRows];
+        for (int r = 0; r < V::kRows; ++r) {
+            _mm_store_si128(reinterpret_cast<__m128i *>(sm[r]), k4_scales_mins(p[r] + 4));
+            q[r] = sm[r];
+        }
+        I t[4];  // t[0]: scales 0-3 of each row, t[1]: 4-7, t[2]: mins 0-3, t[3]: mins 4-7
+        panel_transpose<V>(q, 0, t);
+        for (int j = 0; j < 8; ++j) w.sc[j] = V::and_(V::srli_epi32(t[j / 4], unsigned(8 * (j % 4))), V::set1_epi32(0xFF));
+        // (m_2k, m_2k+1) as int16 pairs
+        for (int h = 0; h < 2; ++h) byte_pairs16<V, false>(t[2 + h], w.mins[2 * h], w.mins[2 * h + 1]);
+        w.d = panel_fp16<V>(p, 0);
+        w.dmin = panel_fp16<V>(p, 2);
+    }
+    static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
+                             int32_t ms) {
+        subblock_apply<V, 8, 8>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I S, int32_t a) {
+            I M = V::zero_i();
+            for (int k = 0; k < 4; ++k) M = V::dpwssd(M, w.mins[k], V::set1_epi32(t[a].T[k]));
+            y = V::fma(V::cvt(S), V::mul(w.d, V::set1_ps(t[a].D)), y);
+            y = V::fma(V::cvt(M), V::mul(w.dmin, V::set1_ps(-t[a].D)), y);
+        });
+    }
+};
+
+template <class V>
+struct PanelOf<Q4_K, V> : K4Panel<V, 16, false> {};
+template <class V>
+struct PanelOf<Q5_K, V> : K4Panel<V, 48, true> {};
+
+// Q6_K (ql[128] | qh[64] | int8 scales[16] | fp16 d), formats spec §5.3: per super-block
+// S = sum_s sc_s * sum_{i in s} q_i a_i over 16 sub-blocks of 16, q in -32..31, then
+// acc = fmaf((float)S, D_a * d, acc). On panels the quants are the unsigned u = q + 32 (0..63):
+// 4 dot4 per sub-block, times the rows' sc_s, and the offset 32 * sum_s sc_s bs[s] is 8
+// vpdpwssd of the rows' scales as int16 pairs against the activation's bsums pairs, read straight
+// from the Q8_K block, exact in int32 (the token path's Q6_KFields::ints does the same).
+template <class V>
+struct PanelOf<Q6_K, V> {
+    using I = typename V::I;
+    static constexpr int kMaxU = 63;  // the largest panel byte
+    struct Act {
+        float D;  // D_a
+    };
+    static inline Act act(const uint8_t *a) { return {f32(a)}; }
+    struct Weights {
+        I P[16][4];  // [sub-block s][dword group g]: u of values 16 s + 4 g .. + 3
+        I sc[16];    // sc_s of the rows (int32)
+        I pairs[8];  // int16 pairs (sc_2k, sc_2k+1) of the rows
+        typename V::F d;
+    };
+    static inline void decode(const uint8_t *const p[], Weights &w) {
+        // Chunk C = 4 i + g (values 128 i + 32 g + l): the low 4 bits from nibble g / 2 of
+        // ql[64 i + 32 (g % 2) + l], bits 4-5 from bits 2g, 2g + 1 of qh[32 i + l]; its halves
+        // h (l = 16 h + t) are sub-blocks 2C + h.
+        const I m4 = V::set1_epi8(0x0F), m30 = V::set1_epi8(0x30);
+        for (int i = 0; i < 2; ++i)
+            for (int h = 0; h < 2; ++h) {
+                I qh[4];
+                panel_transpose<V>(p, 128 + 32 * size_t(i) + 16 * size_t(h), qh);
+                for (int odd = 0; odd < 2; ++odd) {
+                    I ql[4];
+                    panel_transpose<V>(p, 64 * size_t(i) + 32 * size_t(odd) + 16 * size_t(h), ql);
+                    for (int nib = 0; nib < 2; ++nib) {
+                        const int g = odd + 2 * nib, sb = 2 * (4 * i + g) + h;
+                        for (int k = 0; k < 4; ++k) {
+                            const I lo = nib ? V::and_(V::srli4(ql[k]), m4) : V::and_(ql[k], m4);
+                            I hi;  // bits 2g, 2g + 1 to bits 4, 5 of each byte
+                            if (g == 0) hi = V::slli_epi16(qh[k], 4);
+                            else if (g == 1) hi = V::slli_epi16(qh[k], 2);
+                            else if (g == 2) hi = qh[k];
+                            else hi = V::srli_epi16(qh[k], 2);
+                            w.P[sb][k] = V::or_(lo, V::and_(hi, m30));
+                        }
+                    }
+                }
+            }
+        I t[4];  // t[k] byte b of row r: sc_{4k + b}
+        panel_transpose<V>(p, 192, t);
+        for (int sb = 0; sb < 16; ++sb)
+            w.sc[sb] = V::srai_epi32(V::slli_epi32(t[sb / 4], unsigned(24 - 8 * (sb % 4))), 24);
+        // (sc_2k, sc_2k+1) as int16 pairs
+        for (int k = 0; k < 4; ++k) byte_pairs16<V, true>(t[k], w.pairs[2 * k], w.pairs[2 * k + 1]);
+        w.d = panel_fp16<V>(p, 208);
+    }
+    static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
+                             int32_t ms) {
+        subblock_apply<V, 16, 4>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I S, int32_t a) {
+            const uint8_t *bs = xb + size_t(a) * xq_stride + q8_K_act::kBsumsOffset;
+            I O = V::zero_i();
+            for (int k = 0; k < 8; ++k) O = V::dpwssd(O, w.pairs[k], V::bcast32(bs + 4 * k));
+            y = V::fma(V::cvt(V::sub_epi32(S, V::slli_epi32(O, 5))), V::mul(w.d, V::set1_ps(t[a].D)), y);
+        });
+    }
+};
+
+}  // namespace memra::simd::MEMRA_SIMD_NS
