@@ -264,6 +264,26 @@ struct TokenBlockPair {
     static constexpr bool kEnabled = false;
 };
 
+// Whether a format's step of token_row_pairs prefetches every cache line of its two blocks
+// (F::kTokenPairPrefetchEveryLine) rather than one line per block (the default).
+template <class F, class = void>
+struct TokenPairPrefetchEveryLine : std::false_type {};
+template <class F>
+struct TokenPairPrefetchEveryLine<F, std::void_t<decltype(F::kTokenPairPrefetchEveryLine)>>
+    : std::bool_constant<F::kTokenPairPrefetchEveryLine> {};
+
+// The software prefetches of one step of token_row_pairs: blocks p and p + F::kBytes, `ahead`
+// bytes further along the row's stream.
+template <class F>
+inline void prefetch_block_pair(const uint8_t *p, size_t ahead) {
+    if constexpr (TokenPairPrefetchEveryLine<F>::value) {
+        for (size_t o = 0; o < 2 * F::kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char *>(p + ahead + o), _MM_HINT_T1);
+    } else {
+        _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char *>(p + F::kBytes + ahead), _MM_HINT_T1);
+    }
+}
+
 // One row of a super-block format, blocks [b0, b1), two blocks at a time: both blocks' int
 // lanes reduced by one integer tree (F::combine_pair), then the row's fmas in block order.
 template <class F>
@@ -274,9 +294,7 @@ inline void token_row_pairs(float &acc_io, const uint8_t *w, size_t row_bytes, i
     int32_t b = b0;
     for (; b + 2 <= b1; b += 2) {
         const uint8_t *p = w + size_t(b) * F::kBytes;
-        const size_t ahead = prefetch.at_block(b);
-        _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
-        _mm_prefetch(reinterpret_cast<const char *>(p + F::kBytes + ahead), _MM_HINT_T1);
+        prefetch_block_pair<F>(p, prefetch.at_block(b));
         if constexpr (TokenBlockPair<F>::kEnabled) {
             TokenBlockPair<F>::step(acc, p, x[b - b0], x[b + 1 - b0]);
         } else {

@@ -278,6 +278,11 @@ using Q5_K = SuperBlock<Q5_KFields>;
 // offset removed in integers: S = lanes - 32 sum_s sc_s bs[s].
 struct Q6_KFields : OneTerm<ActK> {
     static constexpr size_t kBytes = 210;
+    // The AVX-512 builds' token path (two blocks per step, simd/common.h token_row_pairs)
+    // prefetches all 7 lines of the step's 420 bytes, not one per block: from DRAM the one-per-
+    // block prefetch left Q6_K's block pairs 5-10% behind v1 on the Zen 5 VM, whose single-block
+    // loop reads the same lines (docs/benchmarks.md "Token path under v2").
+    static constexpr bool kTokenPairPrefetchEveryLine = true;
     using Chunk = UChunk;
     struct Head {
         __m256i scales16;  // scales16_of16
