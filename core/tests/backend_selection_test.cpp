@@ -15,7 +15,6 @@
 namespace memra {
 namespace {
 
-void gemv_a(const uint8_t *, size_t, int32_t, int32_t, const void *, float *) {}
 void gemv_b(const uint8_t *, size_t, int32_t, int32_t, const void *, float *) {}
 void gemm_a(const uint8_t *, size_t, int32_t, int32_t, const void *, size_t, int32_t, float *, size_t) {}
 void gemm_b(const uint8_t *, size_t, int32_t, int32_t, const void *, size_t, int32_t, float *, size_t) {}

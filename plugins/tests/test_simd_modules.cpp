@@ -102,14 +102,16 @@ TEST_P(SimdModule, UsesOnlyItsOwnIsa) {
     }
     // A tile build requires avx512_vnni with the avx512 plugin's features but needs no vpdpbusd:
     // its dense tiles take every integer dot (simd/tile_forms.h).
-    if (!requires_feature("avx_vnni") && !requires_feature("avx512_vnni"))
+    if (!requires_feature("avx_vnni") && !requires_feature("avx512_vnni")) {
         EXPECT_EQ(count("vpdp"), 0u) << "the " << name << " module contains VNNI code";
-    else if (!requires_feature("amx_int8"))
+    } else if (!requires_feature("amx_int8")) {
         EXPECT_GT(count("vpdpbusd"), 0u) << name << " has no vpdpbusd";
-    if (!requires_feature("avx512_bf16"))
+    }
+    if (!requires_feature("avx512_bf16")) {
         EXPECT_EQ(count("vdpbf16ps"), 0u) << "the " << name << " module contains AVX512_BF16 code";
-    else
+    } else {
         EXPECT_GT(count("vdpbf16ps"), 0u) << name << " has no vdpbf16ps";
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, SimdModule, ::testing::ValuesIn(kPlugins),
