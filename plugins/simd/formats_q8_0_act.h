@@ -8,7 +8,7 @@
 #include "common/fp_convert.h"
 #include "common/tables.h"
 #include "simd/common.h"
-#include "simd/ue4m3_table.h"
+#include "simd/scale_byte_tables.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -93,14 +93,14 @@ struct Q4_0 : Block32<Q4_0, 8> {  // fp16 d | qs[16]: byte j = element j (lo), j
 };
 
 // MXFP4: E8M0 e | qs[16]: byte j = element j (lo), j + 16 (hi); values kvalues_fp4 + 12 (0..24);
-// the block's scale e8m0_half(e).
+// the block's scale e8m0_half(e), by table (simd/scale_byte_tables.h).
 struct MXFP4 : Block32<MXFP4, 12> {
     static constexpr size_t kBytes = 17;
     static constexpr int kOffset = 12;
     static inline void decode(const uint8_t *p, Block &b) {
         const __m256i table = _mm256_add_epi8(_mm256_broadcastsi128_si256(load128(kValuesFp4)), _mm256_set1_epi8(kOffset));
         b.w = _mm256_shuffle_epi8(table, nibbles_lo_hi(p + 1));
-        b.d = blocks::mxfp4::e8m0_half(p[0]);
+        b.d = kE8m0Half.v[p[0]];
     }
 };
 

@@ -82,7 +82,7 @@ struct PanelOf<MXFP4, V> : Block32Panel<MXFP4::kOffset, V> {  // E8M0 e | qs[16]
         nibble_panel<V>(p, 1, w.P);
         const typename V::I table = fp4_table<V>(MXFP4::kOffset);
         for (int g = 0; g < 8; ++g) w.P[g] = V::shuffle_epi8(table, w.P[g]);
-        w.d = panel_f32<V>([&](int r) { return blocks::mxfp4::e8m0_half(p[r][0]); });
+        w.d = panel_f32<V>([&](int r) { return kE8m0Half.v[p[r][0]]; });
     }
 };
 

@@ -158,8 +158,7 @@ struct MXFP4RowPair {
         return _mm512_shuffle_epi8(table, nibble_pair(p0 + 1, p1 + 1));
     }
     static inline __m128 scales(const uint8_t *const p[4]) {
-        return _mm_setr_ps(blocks::mxfp4::e8m0_half(p[0][0]), blocks::mxfp4::e8m0_half(p[1][0]),
-                           blocks::mxfp4::e8m0_half(p[2][0]), blocks::mxfp4::e8m0_half(p[3][0]));
+        return _mm_setr_ps(kE8m0Half.v[p[0][0]], kE8m0Half.v[p[1][0]], kE8m0Half.v[p[2][0]], kE8m0Half.v[p[3][0]]);
     }
     // e8m0_half(e) = 2^(e - 128): (e - 1) << 23 as float bits for e >= 2, the subnormal 0x00200000 << e below.
     static inline __m256 scales2(const uint8_t *const p[4]) {

@@ -11,7 +11,7 @@
 #include "common/block_fields.h"
 #include "common/fp_convert.h"
 #include "reference_data.h"
-#include "simd/ue4m3_table.h"
+#include "simd/scale_byte_tables.h"
 #include "test_util.h"
 
 namespace memra::plugin_tests {
@@ -136,7 +136,7 @@ TEST(Ue4m3, All256MatchGgmlTable) {
     EXPECT_EQ(ue4m3_half(0x01), std::ldexp(1.0f, -10));
 }
 
-// The SIMD builds decode NVFP4 scale bytes by table (simd/ue4m3_table.h, constexpr and free of
+// The SIMD builds decode NVFP4 scale bytes by table (simd/scale_byte_tables.h, constexpr and free of
 // intrinsics); it must equal ue4m3_half for all 256 (the synthetic weights only use exponents 1
 // and 2, so the plugin-vs-scalar checks alone would not see a wrong entry elsewhere).
 TEST(Ue4m3, SimdTableEqualsTheConversionForEveryByte) {
@@ -151,6 +151,12 @@ TEST(E8m0, All256MatchGgmlTable) {
     EXPECT_EQ(bits(blocks::mxfp4::e8m0_half(0x00)), 0x00200000u);
     EXPECT_EQ(blocks::mxfp4::e8m0_half(0x80), 1.0f);
     EXPECT_EQ(blocks::mxfp4::e8m0_half(0xFF), std::ldexp(1.0f, 127));
+}
+
+// The SIMD builds decode MXFP4 scale bytes by table too (simd/scale_byte_tables.h).
+TEST(E8m0, SimdTableEqualsTheConversionForEveryByte) {
+    for (int e = 0; e < 256; ++e)
+        ASSERT_EQ(bits(memra::simd::kE8m0Half.v[e]), bits(blocks::mxfp4::e8m0_half(uint8_t(e)))) << "byte " << e;
 }
 
 TEST(Rounding, NearestIntTiesToEven) {
