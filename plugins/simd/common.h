@@ -272,15 +272,18 @@ template <class F>
 struct TokenPairPrefetchEveryLine<F, std::void_t<decltype(F::kTokenPairPrefetchEveryLine)>>
     : std::bool_constant<F::kTokenPairPrefetchEveryLine> {};
 
-// The software prefetches of one step of token_row_pairs: blocks p and p + F::kBytes, `ahead`
-// bytes further along the row's stream.
+// The software prefetches of one step over two blocks of a row (token_row_pairs; the AVX-512
+// row-pair tiles, per row): blocks p and p + F::kBytes, `ahead` bytes further along the row's
+// stream. A pair no longer than a line (the 32-element formats' 34-36 bytes) takes one: the
+// steps' prefetches still touch every line, at half the instructions; Q8_0's 68 bytes take two
+// (one per step would skip a line in 17).
 template <class F>
 inline void prefetch_block_pair(const uint8_t *p, size_t ahead) {
     if constexpr (TokenPairPrefetchEveryLine<F>::value) {
         for (size_t o = 0; o < 2 * F::kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char *>(p + ahead + o), _MM_HINT_T1);
     } else {
         _mm_prefetch(reinterpret_cast<const char *>(p + ahead), _MM_HINT_T1);
-        _mm_prefetch(reinterpret_cast<const char *>(p + F::kBytes + ahead), _MM_HINT_T1);
+        if constexpr (2 * F::kBytes > 64) _mm_prefetch(reinterpret_cast<const char *>(p + F::kBytes + ahead), _MM_HINT_T1);
     }
 }
 

@@ -101,10 +101,7 @@ struct RowPairsTokenTile {
             const size_t ahead = prefetch.at_block(b);
             for (int r = 0; r < 4; ++r) {
                 p[r] = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
-                _mm_prefetch(reinterpret_cast<const char *>(p[r] + ahead), _MM_HINT_T1);
-                // Q8_0's 68 bytes per step: one prefetch per step would skip a line in 17.
-                if constexpr (2 * F::kBytes > 64)
-                    _mm_prefetch(reinterpret_cast<const char *>(p[r] + F::kBytes + ahead), _MM_HINT_T1);
+                prefetch_block_pair<F>(p[r], ahead);
             }
             const typename F::Act &x0 = x[b - b0], &x1 = x[b + 1 - b0];
             const __m512i a0 = _mm512_broadcast_i64x4(x0.a), base0 = _mm512_broadcast_i64x4(x0.base);
