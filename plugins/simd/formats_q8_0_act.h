@@ -169,8 +169,8 @@ struct NVFP4 {
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
 
-// The rows path on panels: the AVX-512 build's 16-row panels and row-pair token path of Q8_0 and
-// Q4_0 (simd/common.h TokenRowPairs), or the 256-bit builds' 8-row panels.
+// The rows path on panels: the AVX-512 build's 16-row panels and row-pair token path of Q8_0,
+// Q4_0 and MXFP4 (simd/common.h TokenRowPairs), or the 256-bit builds' 8-row panels.
 #ifdef MEMRA_SIMD_WIDE512
 #include "simd/wide512_q8_0_act.h"
 #else
