@@ -1,12 +1,14 @@
 // memra-bench-micro: Google Benchmark micro-benchmarks of the plugins' kernels, called directly
 // through their plugin tables (memra/backend.h), not through the library: gemv (the token path's
-// kernel) and gemm with m = 32 (the rows path's), per format, per plugin this CPU can load. The
+// kernel) and gemm with m = 4, 8 and 32 (the rows path's: several decode streams sharing an expert,
+// and a batch), per format, per plugin this CPU can load. The
 // matrix is one gate projection of the default shape (1536 rows of 4096 values) and stays in the
 // caches between iterations: this measures kernel compute speed, the part memra-bench's
 // DRAM-bound figures hide. bytes_per_second counts weight bytes.
 //
 //   memra-bench-micro --benchmark_filter='gemv/avx512/.*'
 //   memra-bench-micro --benchmark_filter='gemm32/(amx|avx512)/(q4_K|q8_0|q4_0)$'
+//   memra-bench-micro --benchmark_filter='gemm(4|8|32)/avx512bf16/q2_K$'
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -63,17 +65,18 @@ void gemv(benchmark::State &state, const memra_kernel_v2 *k) {
     state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(op.weights.size()));
 }
 
-void gemm(benchmark::State &state, const memra_kernel_v2 *k) {
+// The rows path with the first m of the kBatch activations.
+void gemm(benchmark::State &state, const memra_kernel_v2 *k, int32_t m) {
     const Operands &op = operands(k->qtype, k->act_format);
-    std::vector<float> y(size_t(kRows) * kBatch);
+    std::vector<float> y(size_t(kRows) * size_t(m));
     for (auto _ : state) {
-        k->gemm(op.weights.data(), op.row_bytes, kRows, kIn, op.activations.data(), op.act_stride, kBatch,
-                y.data(), kRows);
+        k->gemm(op.weights.data(), op.row_bytes, kRows, kIn, op.activations.data(), op.act_stride, m, y.data(),
+                kRows);
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
     state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(op.weights.size()));
-    state.counters["rows/s"] = benchmark::Counter(double(state.iterations()) * kBatch, benchmark::Counter::kIsRate);
+    state.counters["rows/s"] = benchmark::Counter(double(state.iterations()) * m, benchmark::Counter::kIsRate);
 }
 
 // The plugins beside the library this tool would load (or in MEMRA_CPU_EXPERT_PLUGIN_DIR), each
@@ -97,7 +100,9 @@ int main(int argc, char **argv) {
             const std::string name = std::string(p.table->name) + "/" + memra::expertkit::qtype_name(k->qtype);
             // A plugin may serve one path only (amx: gemm): the other is a lower plugin's.
             if (k->gemv) benchmark::RegisterBenchmark(("gemv/" + name).c_str(), gemv, k);
-            if (k->gemm) benchmark::RegisterBenchmark(("gemm32/" + name).c_str(), gemm, k);
+            if (k->gemm)
+                for (const int32_t m : {4, 8, kBatch})
+                    benchmark::RegisterBenchmark(("gemm" + std::to_string(m) + "/" + name).c_str(), gemm, k, m);
         }
     }
     benchmark::Initialize(&argc, argv);
