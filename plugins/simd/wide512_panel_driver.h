@@ -18,6 +18,9 @@ constexpr int kPanelRows = 16;
 // The panel vector of simd/panel_driver.h on zmm: 16 rows, the EVEX vpdpbusd.
 struct Vec512 {
     static constexpr int kRows = kPanelRows;
+    // scaled_subblock_sums (simd/panels_q8_K_act.h): 4 activations' sums in registers, two dot4
+    // chains each (8 independent vpdpbusd chains beside the 8 panels of a sub-block).
+    static constexpr int kSumGroup = 4, kSumChains = 2;
     using I = __m512i;
     using F = __m512;
     MEMRA_PANEL_VEC_OPS(_mm512, si512)
