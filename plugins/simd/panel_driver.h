@@ -174,6 +174,9 @@ struct PanelDriver {
         const uint8_t *p[kRows];
         const size_t next_lines = next ? (size_t(kRows) * row_bytes + 63) / 64 : 0;
         size_t line = 0;  // the next tile's lines [0, line) are prefetched
+        auto prefetch_next = [&](size_t upto) {
+            for (; line < upto; ++line) _mm_prefetch(reinterpret_cast<const char *>(next + 64 * line), _MM_HINT_T1);
+        };
         for (int32_t b = 0; b < nb; ++b) {
             for (int r = 0; r < kRows; ++r) {
                 p[r] = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
@@ -182,12 +185,15 @@ struct PanelDriver {
             // The next tile, one sequential stream into L2, an equal share per block: the kRows
             // streams of a tile each start cold from DRAM otherwise (the per-row prefetch above
             // runs into the tile's own next row at a row's end), which left the rows call at m = 4
-            // several times its in-cache time. Tried on the Zen 5 VM and slower or even: into L1
-            // (T0), two tiles ahead, and without the per-row prefetch above.
-            for (const size_t end = next_lines * size_t(b + 1) / size_t(nb); line < end; ++line)
-                _mm_prefetch(reinterpret_cast<const char *>(next + 64 * line), _MM_HINT_T1);
+            // several times its in-cache time. Half the share before the decode, half before the
+            // apply: in one burst Q6_K's 52 lines per block stalled (m = 4 from DRAM 1.7-1.8
+            // token calls against 1.9-2.2 on the Zen 5 VM, the others even). Tried there and
+            // slower or even: into L1 (T0), two tiles ahead, and without the per-row prefetch above.
+            const size_t end = next_lines * size_t(b + 1) / size_t(nb);
+            prefetch_next(line + (end - line) / 2);
             typename P::Weights wb;
             P::decode(p, wb);
+            prefetch_next(end);
             const Act *t = tab + size_t(b) * size_t(ms);
             const uint8_t *xb = x + size_t(b) * F::kActBytes;
             P::apply(acc, wb, t, xb, xq_stride, ms);
