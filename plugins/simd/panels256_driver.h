@@ -17,9 +17,9 @@ namespace memra::simd::MEMRA_SIMD_NS {
 // and dpwssd (vpdpwssd, or vpmaddwd + vpaddd: the same wrapping int32 sums).
 struct Vec256 {
     static constexpr int kRows = 8;
-    // scaled_subblock_sums (simd/panels_q8_K_act.h): 2 activations' sums in registers, one dot4
-    // chain each, so the 8 panels of a sub-block, the sums and the chains fit 16 ymm.
-    static constexpr int kSumGroup = 2, kSumChains = 1;
+    // scaled_subblock_sums (simd/panels_q8_K_act.h) without activation groups (0): with 16 ymm,
+    // groups of 2 were 5-12% slower at m = 4 / 8 in cache (avxvnni Q4_K, IQ4_XS, Q3_K).
+    static constexpr int kSumGroup = 0;
     using I = __m256i;
     using F = __m256;
     MEMRA_PANEL_VEC_OPS(_mm256, si256)

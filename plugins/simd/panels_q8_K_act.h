@@ -23,8 +23,8 @@
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
-// The activations of scaled_subblock_sums taken together (V::kSumGroup: 4 on zmm, fewer where
-// the registers are 16) and the independent dot4 chains per activation and sub-block (even and
+// The activations of scaled_subblock_sums taken together (V::kSumGroup: 4 on zmm; the 256-bit
+// builds take none) and the independent dot4 chains per activation and sub-block (even and
 // odd dword groups): the sums of a group stay in registers across the sub-blocks, and the 8 dot4
 // of a sub-block are two chains of 4, not one of 8. With one chain per activation threaded
 // through a stack array S[a] over all sub-blocks (64 dependent vpdpbusd per Q2_K block), small m
@@ -55,46 +55,50 @@ inline void subblock_sums_group(typename V::I *S, const typename V::I (*P)[G], c
     for (int a = 0; a < A; ++a) S[a] = sum[a];
 }
 
+// scaled_subblock_sums of ms <= kGroupedSumsMaxM activations in groups of V::kSumGroup.
+constexpr int32_t kGroupedSumsMaxM = 8;
+template <class V, int NSub, int G, bool kScaled, bool kSigned>
+inline void grouped_subblock_sums(typename V::I *S, const typename V::I (*P)[G], const typename V::I *sc,
+                                  const uint8_t *qs, size_t xq_stride, int32_t ms, const typename V::I (*Abs)[G]) {
+    constexpr int kGroup = V::kSumGroup;
+    int32_t a = 0;
+    for (; a + kGroup <= ms; a += kGroup)
+        subblock_sums_group<V, kGroup, NSub, G, kScaled, kSigned>(S + a, P, sc, qs + size_t(a) * xq_stride, xq_stride, Abs);
+    const uint8_t *x = qs + size_t(a) * xq_stride;
+    switch (ms - a) {  // the last activations, fewer than a group
+        case 3:
+            if constexpr (kGroup > 3) subblock_sums_group<V, 3, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
+            break;
+        case 2:
+            if constexpr (kGroup > 2) subblock_sums_group<V, 2, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
+            break;
+        case 1:
+            if constexpr (kGroup > 1) subblock_sums_group<V, 1, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
+            break;
+        default:
+            break;
+    }
+}
+
 // S[a] = sum_j sc[j] * (the rows' dot of sub-block j against activation a's values), exact in
 // int32 (any association of the integer sums is), for the NSub sub-blocks of G dword groups each
-// (P[j][g]: values E j + 4g .. + 3, E = 4G). Up to kGroupedSumsMaxM activations in groups of
-// V::kSumGroup (subblock_sums_group: sums in registers, panels reloaded per group); more with the
-// sub-block loop outside the activation loop, so a sub-block's panels stay in registers for all
-// m and each activation's sum runs through S[a]: at m = 32 the groups were no faster (Q3_K from
-// DRAM 6.1-6.9 token calls against 5.1-5.2). Zen 5 VM, avx512bf16 in cache, groups against the
-// S[a] loop at m = 4: Q2_K 0.25 / 0.31 ms, Q3_K 0.48 / 0.55, Q6_K 0.33 / 0.36, IQ4_XS 0.24 /
-// 0.26, Q4_K 0.27 / 0.28; at m = 8 Q2_K and Q6_K 8% faster, the others even.
+// (P[j][g]: values E j + 4g .. + 3, E = 4G). Up to kGroupedSumsMaxM activations in groups where
+// V::kSumGroup > 0 (grouped_subblock_sums); more, or without groups, with the sub-block loop
+// outside the activation loop, so a sub-block's panels stay in registers for all m and each
+// activation's sum runs through S[a]: at m = 32 the groups were no faster (Q3_K from DRAM
+// 6.1-6.9 token calls against 5.1-5.2). Zen 5 VM, avx512bf16 in cache, groups against the S[a]
+// loop at m = 4: Q2_K 0.25 / 0.31 ms, Q3_K 0.48 / 0.55, Q6_K 0.33 / 0.36, IQ4_XS 0.24 / 0.26,
+// Q4_K 0.27 / 0.28; at m = 8 Q2_K and Q6_K 8% faster, the others even.
 // kScaled = false: the panels hold weights already scaled (sc unused), S[a] is their plain dot.
 // kSigned: the panels hold SIGNED bytes and Abs their magnitudes, dotted by V::dot4_signed (Abs
 // in registers, P read from memory).
-constexpr int32_t kGroupedSumsMaxM = 8;
 template <class V, int NSub, int G, bool kScaled = true, bool kSigned = false>
 inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], const typename V::I *sc,
                                  const uint8_t *qs, size_t xq_stride, int32_t ms,
                                  const typename V::I (*Abs)[G] = nullptr) {
     using I = typename V::I;
-    if (ms <= kGroupedSumsMaxM) {
-        constexpr int kGroup = V::kSumGroup;
-        int32_t a = 0;
-        for (; a + kGroup <= ms; a += kGroup)
-            subblock_sums_group<V, kGroup, NSub, G, kScaled, kSigned>(S + a, P, sc, qs + size_t(a) * xq_stride, xq_stride,
-                                                                      Abs);
-        const uint8_t *x = qs + size_t(a) * xq_stride;
-        switch (ms - a) {  // the last activations, fewer than a group
-            case 3:
-                if constexpr (kGroup > 3) subblock_sums_group<V, 3, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
-                break;
-            case 2:
-                if constexpr (kGroup > 2) subblock_sums_group<V, 2, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
-                break;
-            case 1:
-                if constexpr (kGroup > 1) subblock_sums_group<V, 1, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
-                break;
-            default:
-                break;
-        }
-        return;
-    }
+    if constexpr (V::kSumGroup > 0)
+        if (ms <= kGroupedSumsMaxM) return grouped_subblock_sums<V, NSub, G, kScaled, kSigned>(S, P, sc, qs, xq_stride, ms, Abs);
     for (int j = 0; j < NSub; ++j) {
         I p[G];
         for (int g = 0; g < G; ++g) p[g] = kSigned ? Abs[j][g] : P[j][g];
