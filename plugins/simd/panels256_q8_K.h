@@ -22,13 +22,15 @@ constexpr bool super_block_panels256() {
     else return false;
 }
 
-// Q2_K and Q6_K take the panels from 8 activations on: below, their 8-row panels' decode cost
-// more than the tiles' (memra-bench from DRAM, m = 2 / 4 / 8 in token calls, 3 alternating
-// rounds on the Zen 5 VM, avxvnni tiles / panels: Q2_K 2.0 / 3.2-3.4, 3.1-3.3 / 3.6-3.9,
-// 5.4-5.9 / 4.5-4.8; Q6_K 3.3-3.6 / 3.7-4.1, 4.0-4.2 / 4.3-4.6, 5.5-5.9 / 5.2-5.7; avx2 alike).
+// Q2_K takes the panels from 4 activations on: below, its 8-row panels' decode cost more than the
+// tiles' (memra-bench from DRAM, token calls, the Zen 5 VM, avxvnni tiles / panels: m = 2
+// 2.0-2.3 / 2.7, m = 3 2.6-2.7 / 3.0-3.1; avx2 m = 2 2.4-2.5 / 2.2-2.4). Since the panels
+// prefetch the next tile (simd/panel_driver.h) they win from m = 4 (avxvnni 3.2-3.4 -> 2.8-3.2,
+// avx2 4.0-4.3 -> 3.2-3.4) and Q6_K's from m = 2 (avxvnni m = 2 / 3 / 4: 3.1-3.2 / 3.3-3.4 /
+// 3.6-4.0 -> 1.8-2.1 / 1.9 / 2.2-2.4; avx2 alike); before, both took them from m = 8.
 template <class F>
 constexpr int32_t panels256_min_m() {
-    return kOneOf<F, Q2_K, Q6_K> ? 8 : kPanelMinM;
+    return std::is_same_v<F, Q2_K> ? 4 : kPanelMinM;
 }
 
 template <class F>
