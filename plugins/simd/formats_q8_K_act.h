@@ -95,6 +95,11 @@ inline __m128i shuffle_in_lanes(__m128i x, __m128i sel) { return _mm_shuffle_epi
 inline __m256i shuffle_in_lanes(__m256i x, __m128i sel) { return _mm256_shuffle_epi8(x, broadcast128(sel)); }
 inline __m128i srli16(__m128i x, int n) { return _mm_srli_epi16(x, n); }
 inline __m256i srli16(__m256i x, int n) { return _mm256_srli_epi16(x, n); }
+#ifdef MEMRA_SIMD_WIDE512  // four rows' blocks in the 128-bit lanes of a zmm (the 16-row panels)
+inline __m512i in_lanes(__m512i, __m128i pattern) { return _mm512_broadcast_i32x4(pattern); }
+inline __m512i shuffle_in_lanes(__m512i x, __m128i sel) { return _mm512_shuffle_epi8(x, _mm512_broadcast_i32x4(sel)); }
+inline __m512i srli16(__m512i x, int n) { return _mm512_srli_epi16(x, unsigned(n)); }
+#endif
 template <class V>
 inline V k4_scales_mins_lanes(V x) {
     const V A = shuffle_in_lanes(x, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));

@@ -94,9 +94,18 @@ inline int32_t load_i32(const uint8_t *p) {
 // g. z[k] holds rows k, k + 4, k + 8, ... in its 128-bit lanes; a 4 x 4 dword transpose inside
 // each 128-bit lane then leaves lane L of t[g] = rows 4L .. 4L + 3, i.e. dword r = row r.
 template <class V>
+inline void panel_transpose_rows4(const typename V::I z[4], typename V::I t[4]);
+template <class V>
 inline void panel_transpose(const uint8_t *const p[], size_t off, typename V::I t[4]) {
     typename V::I z[4];
     for (int k = 0; k < 4; ++k) z[k] = V::rows4(p, off, k);
+    panel_transpose_rows4<V>(z, t);
+}
+
+// The transpose's in-lane part: z[k] as V::rows4 loads it (rows k, k + 4, ... in its 128-bit
+// lanes; a decoder may rework each row's 16 bytes in place first, as Q4_K's scales).
+template <class V>
+inline void panel_transpose_rows4(const typename V::I z[4], typename V::I t[4]) {
     const typename V::I a = V::unpacklo32(z[0], z[1]), b = V::unpackhi32(z[0], z[1]);
     const typename V::I c = V::unpacklo32(z[2], z[3]), d = V::unpackhi32(z[2], z[3]);
     t[0] = V::unpacklo64(a, c), t[1] = V::unpackhi64(a, c);
