@@ -90,18 +90,6 @@ inline int32_t load_i32(const uint8_t *p) {
     static inline I unpacklo64(I a, I b) { return P##_unpacklo_epi64(a, b); }       \
     static inline I unpackhi64(I a, I b) { return P##_unpackhi_epi64(a, b); }
 
-// The 16 bytes at p[r] + off of V::kRows rows, transposed by dwords: t[g] lane r = row r's dword
-// g. z[k] holds rows k, k + 4, k + 8, ... in its 128-bit lanes; a 4 x 4 dword transpose inside
-// each 128-bit lane then leaves lane L of t[g] = rows 4L .. 4L + 3, i.e. dword r = row r.
-template <class V>
-inline void panel_transpose_rows4(const typename V::I z[4], typename V::I t[4]);
-template <class V>
-inline void panel_transpose(const uint8_t *const p[], size_t off, typename V::I t[4]) {
-    typename V::I z[4];
-    for (int k = 0; k < 4; ++k) z[k] = V::rows4(p, off, k);
-    panel_transpose_rows4<V>(z, t);
-}
-
 // The transpose's in-lane part: z[k] as V::rows4 loads it (rows k, k + 4, ... in its 128-bit
 // lanes; a decoder may rework each row's 16 bytes in place first, as Q4_K's scales).
 template <class V>
@@ -110,6 +98,16 @@ inline void panel_transpose_rows4(const typename V::I z[4], typename V::I t[4]) 
     const typename V::I c = V::unpacklo32(z[2], z[3]), d = V::unpackhi32(z[2], z[3]);
     t[0] = V::unpacklo64(a, c), t[1] = V::unpackhi64(a, c);
     t[2] = V::unpacklo64(b, d), t[3] = V::unpackhi64(b, d);
+}
+
+// The 16 bytes at p[r] + off of V::kRows rows, transposed by dwords: t[g] lane r = row r's dword
+// g. z[k] holds rows k, k + 4, k + 8, ... in its 128-bit lanes; a 4 x 4 dword transpose inside
+// each 128-bit lane then leaves lane L of t[g] = rows 4L .. 4L + 3, i.e. dword r = row r.
+template <class V>
+inline void panel_transpose(const uint8_t *const p[], size_t off, typename V::I t[4]) {
+    typename V::I z[4];
+    for (int k = 0; k < 4; ++k) z[k] = V::rows4(p, off, k);
+    panel_transpose_rows4<V>(z, t);
 }
 
 // The fp16 at p[r] + off of V::kRows rows as one f32 vector (lane r = row r).
