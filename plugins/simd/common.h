@@ -153,7 +153,7 @@ constexpr int gemm_rows() {
 // into one vector (one cvt + one fma per block for the 4 rows, simd/row_sums.h); the super-block
 // formats have enough work per block in one row, and from DRAM one stream ran 2-3x faster than 4
 // on an AMD Zen 5 (Q4_K 7.6 -> 18 GB/s at 1 thread; docs/benchmarks.md): their int lanes are
-// summed to one int32 per super-block and row. The activation blocks (F::Act) are prepared once
+// summed to one int32 per super-block and row. The activation blocks (TokenAct) are prepared once
 // per window of the row, on the stack, and read back from L1 by every row. Each row's weight
 // block is decoded and dotted at once, in registers (F::token), never stored.
 template <class F>
@@ -218,9 +218,21 @@ struct PrefetchAhead {
 constexpr size_t kActWindowBytes = 16 * 1024;
 constexpr int32_t kWindowRowGroup = 16;  // rows sharing a window's preparation when a row spans several
 
+// The activation blocks of the token path: F's own (F::Act, F::act) unless a build gives the
+// format a token-only layout (TokenAct, specialized by simd/token256_q8_K_act.h). The window
+// prepares them once per call for every row, so a layout that suits the token loop costs the
+// rows path nothing.
+template <class F, class = void>
+struct TokenAct {
+    using type = typename F::Act;
+    static inline type make(const uint8_t *a) { return F::act(a); }
+};
 template <class F>
-inline void prepare_window(typename F::Act *x, const uint8_t *xq, int32_t b0, int32_t b1) {
-    for (int32_t b = b0; b < b1; ++b) x[b - b0] = F::act(xq + size_t(b) * F::kActBytes);
+using TokenActOf = typename TokenAct<F>::type;
+
+template <class F>
+inline void prepare_window(TokenActOf<F> *x, const uint8_t *xq, int32_t b0, int32_t b1) {
+    for (int32_t b = b0; b < b1; ++b) x[b - b0] = TokenAct<F>::make(xq + size_t(b) * F::kActBytes);
 }
 
 // A wider layer's token path of a format's 4-row tiles (kEnabled, tile(acc, w, row_bytes, b0, b1,
@@ -236,7 +248,7 @@ struct TokenRowPairs {
 // for the loop.
 template <class F, int R>
 inline void token_blocks(float acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
-                         const typename F::Act *x) {
+                         const TokenActOf<F> *x) {
     using V = RowVec<R>;
     typename V::F acc = V::load(acc_io);
     PrefetchAhead<F, R> prefetch(b0, row_bytes);
@@ -291,7 +303,7 @@ inline void prefetch_block_pair(const uint8_t *p, size_t ahead) {
 // lanes reduced by one integer tree (F::combine_pair), then the row's fmas in block order.
 template <class F>
 inline void token_row_pairs(float &acc_io, const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
-                            const typename F::Act *x) {
+                            const TokenActOf<F> *x) {
     float acc = acc_io;
     PrefetchAhead<F, 1> prefetch(b0, row_bytes);
     int32_t b = b0;
@@ -314,7 +326,7 @@ inline void token_row_pairs(float &acc_io, const uint8_t *w, size_t row_bytes, i
 // The same by the form chosen for F and R: a wider layer's row pairs, block pairs, or block by block.
 template <class F, int R>
 inline void token_tile(float acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
-                       const typename F::Act *x) {
+                       const TokenActOf<F> *x) {
     if constexpr (TokenRowPairs<F>::kEnabled && R == 4) TokenRowPairs<F>::tile(acc_io, w, row_bytes, b0, b1, x);
     else if constexpr (R == 1 && F::kElems >= 256 && kTokenBlockPairs) token_row_pairs<F>(acc_io[0], w, row_bytes, b0, b1, x);
     else token_blocks<F, R>(acc_io, w, row_bytes, b0, b1, x);
@@ -323,7 +335,7 @@ inline void token_tile(float acc_io[R], const uint8_t *w, size_t row_bytes, int3
 // Rows [r, rows) in tiles of R, then one by one; blocks [b0, b1) against the window.
 template <class F, int R>
 inline void token_rows_window(float *acc, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t b0, int32_t b1,
-                              const typename F::Act *x) {
+                              const TokenActOf<F> *x) {
     int32_t r = 0;
     for (; r + R <= rows; r += R) token_tile<F, R>(acc + r, w + size_t(r) * row_bytes, row_bytes, b0, b1, x);
     for (; r < rows; ++r) token_tile<F, 1>(acc + r, w + size_t(r) * row_bytes, row_bytes, b0, b1, x);
@@ -331,7 +343,7 @@ inline void token_rows_window(float *acc, const uint8_t *w, size_t row_bytes, in
 
 template <class F>
 void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
-    using Act = typename F::Act;
+    using Act = TokenActOf<F>;
     constexpr int R = token_rows<F>();
     constexpr int32_t kWindow = int32_t(kActWindowBytes / sizeof(Act)) > 0 ? int32_t(kActWindowBytes / sizeof(Act)) : 1;
     static_assert(kWindowRowGroup % R == 0, "row groups hold whole tiles");

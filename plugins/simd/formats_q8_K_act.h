@@ -157,8 +157,9 @@ struct ActOf<F, std::void_t<typename F::Act>> {
     static inline type make(const uint8_t *a) { return F::act(a); }
 };
 
-// A wider layer's token-path lanes of a format's super-block (kEnabled, lanes(p, h, x)):
-// specialized by simd/wide512_q8_K_act.h in the AVX-512 build only.
+// A layer's own token-path lanes of a format's super-block (kEnabled, lanes(p, h, x)):
+// specialized by simd/wide512_q8_K_act.h in the AVX-512 builds (chunk pairs in 512 bits) and
+// by simd/token256_q8_K_act.h in the 256-bit builds.
 template <class F, class = void>
 struct WideSuperBlock {
     static constexpr bool kEnabled = false;
@@ -212,8 +213,10 @@ struct SuperBlock : F {
          ...);
         return _mm256_add_epi32(even, odd);
     }
-    // The token path: decoded chunk by chunk in registers, nothing stored.
-    static inline Ints token(const uint8_t *p, const Act &x, Head &h) {
+    // The token path: decoded chunk by chunk in registers, nothing stored. TokenA: Act, or the
+    // layer's token-only form of it (TokenAct, simd/common.h).
+    template <class TokenA>
+    static inline Ints token(const uint8_t *p, const TokenA &x, Head &h) {
         h = F::head(p);
         if constexpr (WideSuperBlock<F>::kEnabled) return F::ints(h, WideSuperBlock<F>::lanes(p, h, x), x);
         else return F::ints(h, dot_chunks(p, h, x, std::make_integer_sequence<int, 4>()), x);
@@ -387,7 +390,8 @@ struct IQ4_XSFields : SignedChunkDot {
         __m256i scales16;  // scales16_of8
         float d;
     };
-    static inline Head head(const uint8_t *p) {
+    static inline Head head(const uint8_t *p) { return {scales16_of8(scale_bytes(p)), fp16_lead(p)}; }
+    static inline __m128i scale_bytes(const uint8_t *p) {  // bytes 0-7: ls_sb - 32
         // ls_sb = (nibble sb of scales_l | 2 bits sb of scales_h << 4) - 32, nibbles low first
         uint32_t sl;
         std::memcpy(&sl, p + 4, 4);
@@ -398,8 +402,7 @@ struct IQ4_XSFields : SignedChunkDot {
         high = ((high | high << 6) & 0x0303030303030303ull) << 4;
         const __m128i v = _mm_cvtsi32_si128(int32_t(sl)), m4 = _mm_set1_epi8(0x0F);
         const __m128i low = _mm_unpacklo_epi8(_mm_and_si128(v, m4), _mm_and_si128(_mm_srli_epi16(v, 4), m4));
-        const __m128i sc8 = _mm_sub_epi8(_mm_or_si128(low, _mm_cvtsi64_si128(int64_t(high))), _mm_set1_epi8(32));
-        return {scales16_of8(sc8), fp16_lead(p)};
+        return _mm_sub_epi8(_mm_or_si128(low, _mm_cvtsi64_si128(int64_t(high))), _mm_set1_epi8(32));
     }
     template <int C>
     static inline SChunk chunk(const uint8_t *p, const Head &h) {
@@ -451,9 +454,10 @@ using IQ3_S = SuperBlock<IQ3_SFields>;
 }  // namespace memra::simd::MEMRA_SIMD_NS
 
 // The AVX-512 build's chunk-pair forms of these formats (WideSuperBlock above) and their panels;
-// the 256-bit builds' panels.
+// the 256-bit builds' own token forms and their panels.
 #ifdef MEMRA_SIMD_WIDE512
 #include "simd/wide512_q8_K_act.h"
 #else
+#include "simd/token256_q8_K_act.h"
 #include "simd/panels256_q8_K.h"
 #endif
