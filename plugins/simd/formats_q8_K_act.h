@@ -161,7 +161,7 @@ struct ActOf<F, std::void_t<typename F::Act>> {
 // specialized by simd/wide512_q8_K_act.h in the AVX-512 builds (chunk pairs in 512 bits) and
 // by simd/token256_q8_K_act.h in the 256-bit builds.
 template <class F, class = void>
-struct WideSuperBlock {
+struct TokenLanes {
     static constexpr bool kEnabled = false;
 };
 
@@ -218,7 +218,7 @@ struct SuperBlock : F {
     template <class TokenA>
     static inline Ints token(const uint8_t *p, const TokenA &x, Head &h) {
         h = F::head(p);
-        if constexpr (WideSuperBlock<F>::kEnabled) return F::ints(h, WideSuperBlock<F>::lanes(p, h, x), x);
+        if constexpr (TokenLanes<F>::kEnabled) return F::ints(h, TokenLanes<F>::lanes(p, h, x), x);
         else return F::ints(h, dot_chunks(p, h, x, std::make_integer_sequence<int, 4>()), x);
     }
 };
@@ -453,7 +453,7 @@ using IQ3_S = SuperBlock<IQ3_SFields>;
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
 
-// The AVX-512 build's chunk-pair forms of these formats (WideSuperBlock above) and their panels;
+// The AVX-512 build's chunk-pair forms of these formats (TokenLanes above) and their panels;
 // the 256-bit builds' own token forms and their panels.
 #ifdef MEMRA_SIMD_WIDE512
 #include "simd/wide512_q8_K_act.h"

@@ -1,5 +1,5 @@
 // The 256-bit builds' (avx2, avxvnni, avxvnni_emulated) own token-path forms of super-block
-// formats paired with Q8_K activations (WideSuperBlock, simd/formats_q8_K_act.h; TokenAct,
+// formats paired with Q8_K activations (TokenLanes, simd/formats_q8_K_act.h; TokenAct,
 // simd/common.h), included by simd/formats_q8_K_act.h where the ISA selection does not define
 // MEMRA_SIMD_WIDE512. They sum the same exact int lanes in another grouping: the same S, the
 // same bits as every other build.
@@ -41,7 +41,7 @@ struct TokenAct<IQ4_XS> {
 };
 
 template <>
-struct WideSuperBlock<IQ4_XSFields> {
+struct TokenLanes<IQ4_XSFields> {
     static constexpr bool kEnabled = true;
     static inline SChunk half(__m256i idx, __m256i sc) {
         const __m256i v = _mm256_shuffle_epi8(broadcast128(load128(kValuesIq4nl)), idx);

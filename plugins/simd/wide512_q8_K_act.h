@@ -136,11 +136,11 @@ struct IQ4_XSPairs {
 };
 
 template <>
-struct WideSuperBlock<Q4_KFields> : PairDecodeLanes<Q4_KFields, Q4_KPairs> {};
+struct TokenLanes<Q4_KFields> : PairDecodeLanes<Q4_KFields, Q4_KPairs> {};
 template <>
-struct WideSuperBlock<Q2_KFields> : PairDecodeLanes<Q2_KFields, Q2_KPairs> {};
+struct TokenLanes<Q2_KFields> : PairDecodeLanes<Q2_KFields, Q2_KPairs> {};
 template <>
-struct WideSuperBlock<IQ4_XSFields> : PairDecodeLanes<IQ4_XSFields, IQ4_XSPairs> {};
+struct TokenLanes<IQ4_XSFields> : PairDecodeLanes<IQ4_XSFields, IQ4_XSPairs> {};
 
 // Q4_K's step of token_row_pairs (blocks p and p + 144 of one row): both blocks' 12-byte
 // scale/min fields unpacked in one ymm (one 128-bit lane each), the chunk multipliers shuffled
@@ -157,7 +157,7 @@ struct TokenBlockPair<Q4_K> {
         const __m256i v = k4_scales_mins_lanes(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(p + 4)), load128(q + 4), 1));
         const __m512i vz = _mm512_castsi256_si512(v);
         const K4Bytes b0{_mm512_shuffle_i32x4(vz, vz, 0x00)}, b1{_mm512_shuffle_i32x4(vz, vz, 0x55)};
-        using Lanes = WideSuperBlock<Q4_KFields>;
+        using Lanes = TokenLanes<Q4_KFields>;
         const __m256i s0 = Lanes::lanes(p, b0, x0), s1 = Lanes::lanes(q, b1, x1);
         // block k's mins (bytes 8-15 of lane k) as int16 against its activations' T: lane k = its 4 M parts
         const __m256i mins = _mm256_shuffle_epi8(v, broadcast128(Q4_KFields::mins_u16()));
