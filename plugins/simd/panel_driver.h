@@ -35,6 +35,7 @@
 #include <cstring>
 
 #include "simd/common.h"
+#include "simd/next_tile_prefetch.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -179,28 +180,16 @@ struct PanelDriver {
         typename V::F acc[kMaxM];
         for (int32_t j = 0; j < ms; ++j) acc[j] = V::zero();
         const uint8_t *p[kRows];
-        const size_t next_lines = next ? (size_t(kRows) * row_bytes + 63) / 64 : 0;
-        size_t line = 0;  // the next tile's lines [0, line) are prefetched
-        auto prefetch_next = [&](size_t upto) {
-            for (; line < upto; ++line) _mm_prefetch(reinterpret_cast<const char *>(next + 64 * line), _MM_HINT_T1);
-        };
+        NextTilePrefetch next_tile(next, size_t(kRows) * row_bytes, nb);
         for (int32_t b = 0; b < nb; ++b) {
             for (int r = 0; r < kRows; ++r) {
                 p[r] = w + size_t(r) * row_bytes + size_t(b) * F::kBytes;
                 _mm_prefetch(reinterpret_cast<const char *>(p[r] + prefetch_bytes<F>()), _MM_HINT_T0);
             }
-            // The next tile, one sequential stream into L2, an equal share per block: the kRows
-            // streams of a tile each start cold from DRAM otherwise (the per-row prefetch above
-            // runs into the tile's own next row at a row's end), which left the rows call at m = 4
-            // several times its in-cache time. Half the share before the decode, half before the
-            // apply: in one burst Q6_K's 52 lines per block stalled (m = 4 from DRAM 1.7-1.8
-            // token calls against 1.9-2.2 on the Zen 5 VM, the others even). Tried there and
-            // slower or even: into L1 (T0), two tiles ahead, and without the per-row prefetch above.
-            const size_t end = next_lines * size_t(b + 1) / size_t(nb);
-            prefetch_next(line + (end - line) / 2);
+            next_tile.share(b, 0);
             typename P::Weights wb;
             P::decode(p, wb);
-            prefetch_next(end);
+            next_tile.share(b, 1);
             const Act *t = tab + size_t(b) * size_t(ms);
             const uint8_t *xb = x + size_t(b) * F::kActBytes;
             P::apply(acc, wb, t, xb, xq_stride, ms);
