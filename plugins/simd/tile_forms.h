@@ -14,8 +14,9 @@
 //   kActQs               where the quants start in an activation block
 //   Scales, build(p, B, scales)  the B tiles B[digit][step] of the 16 rows' blocks at p[0..15],
 //                        and their float scales (and min weights), once per block
-//   combine(acc, w, lo, hi, act)  acc (16 rows of one activation) += the block, in the v2 order:
-//                        fma(S, d * d_a) [then fma(M, -(d_a) * dmin)]
+//   act_scale(act)       the activation block's d_a as a float (the driver tabulates it per call)
+//   combine(acc, w, lo, hi, act, d_a)  acc (16 rows of one activation) += the block, in the v2
+//                        order: fma(S, d * d_a) [then fma(M, -(d_a) * dmin)]
 #pragma once
 
 #include <immintrin.h>
@@ -67,9 +68,10 @@ struct Block32Tiles {
             _mm512_store_si512(B + kTileRowBytes * g, _mm512_sub_epi8(wb.P[g], _mm512_set1_epi8(char(kOffset))));
         scales.d = wb.d;
     }
-    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *, const uint8_t *act) {
+    static float act_scale(const uint8_t *act) { return fp16(act); }
+    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *, const uint8_t *, float d_a) {
         const __m512 S = _mm512_cvtepi32_ps(_mm512_load_si512(lo));
-        acc = _mm512_fmadd_ps(S, _mm512_mul_ps(w.d, _mm512_set1_ps(fp16(act))), acc);
+        acc = _mm512_fmadd_ps(S, _mm512_mul_ps(w.d, _mm512_set1_ps(d_a)), acc);
     }
 };
 
@@ -137,12 +139,14 @@ struct SuperBlockTiles {
         }
         return w;
     }
-    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act) {
-        const ActK x = act_k(act);
+    static float act_scale(const uint8_t *act) { return f32(act); }
+    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act,
+                        float d_a) {
         const __m512i S = Digits == 1 ? _mm512_load_si512(lo)
                                       : _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), 8));
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(w.d, _mm512_set1_ps(x.D)), acc);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(w.d, _mm512_set1_ps(d_a)), acc);
         if constexpr (Mins::kPairs > 0) {
+            const ActK x = act_k(act);
             alignas(32) int32_t a[8];
             _mm256_store_si256(reinterpret_cast<__m256i *>(a), Mins::acts(x));
             __m512i M = _mm512_setzero_si512();

@@ -9,13 +9,13 @@
 // the min term for Q2_K / Q4_K / Q5_K), so results equal scalar's bit for bit and do not depend
 // on m (batch invariance).
 //
-// Activation tiles alternate between two C tile sets, so that the tile unit computes one tile
-// while the float side reads the previous one (program order: dots of tile t, then the epilogue
-// of tile t - 1).
+// The blocks are software-pipelined (tile_gemm_upto64), so that the decode of one block, the tile
+// dots of the one before and the epilogue of the one before that overlap.
 #pragma once
 
 #include <cstring>
 
+#include "simd/next_tile_prefetch.h"
 #include "simd/tile_forms.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
@@ -48,57 +48,89 @@ inline void tile_dots(Tiles &tiles, const uint8_t *a, size_t a_stride, const uin
     if constexpr (T::kDigits == 2) tiles.template store<kCHi>(C + kTileRows * 16, kTileRowBytes);
 }
 
+// The activations' scales d_a of a call, per block and activation (entry b * m + j), in floats
+// once per call: the epilogue's fp16 conversion and broadcast per (activation, block, 16 rows)
+// cost more than its fma. 64 KiB on the stack as the VNNI panels' table (simd/panel_driver.h);
+// the activations of a call whose m x blocks do not fit are taken in slices (each a pass over the
+// rows), and a row too long for one activation's table converts in the epilogue.
+constexpr size_t kActScaleEntries = 64 * 1024 / sizeof(float);
+
 // y[j * ldy + r] for rows [0, rows) and activations [0, m <= kMaxM): rows in groups of 16 (a
 // partial last group repeats its last row, dropped at the end), each weight block decoded once
-// for all m activations; activations in tiles of 16 (a partial last tile read from a zero-padded
-// copy, so no load passes the caller's buffer).
+// for all m activations; activations in tiles of tile_rows (a partial last tile read from a
+// zero-padded copy, so no load passes the caller's buffer). d_a: the activations' scales as
+// above, or nullptr.
+//
+// Software-pipelined over the blocks: iteration b runs the tile dots of block b (its B built in
+// iteration b - 1), then builds block b + 1's B, then the float epilogue of block b - 1 (its C
+// stored in iteration b - 1). A tileloadd of B right after the vector stores that build it, and
+// vector loads of C right after the tilestored, wait for those stores to complete (neither
+// forwards), which serialized the decode, the tile unit and the epilogue block after block. In
+// cache on the Intel device host, with the m-row tiles below, amx's time at m = 32 went from
+// 0.96-1.05 of avx512bf16's to 0.51-0.83 on Q4_0 / Q8_0, from 1.05-1.47 to 0.76-0.87 on Q4_K
+// (two rounds of a noisy host: docs/amx.md). Each output's chain is still its blocks in K
+// order (batch invariance and scalar's bits untouched).
 template <class T>
-void tile_gemm_upto64(Tiles &tiles, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const uint8_t *xq,
-                      size_t xq_stride, int32_t m, float *y, size_t ldy) {
+void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n,
+                      const uint8_t *xq, size_t xq_stride, int32_t m, const float *d_a, float *y, size_t ldy) {
     using F = typename T::Format;
     constexpr int kBBytes = T::kStepBytes / 4 * kTileRowBytes;
     constexpr int kActBlockQs = T::kSteps * T::kStepBytes;
-    alignas(64) uint8_t B[T::kDigits * T::kSteps * kBBytes];
-    alignas(64) int32_t C[2][T::kDigits][kTileRows][16];
+    constexpr int kActTiles = kMaxM / kTileRows;
+    alignas(64) uint8_t B[2][T::kDigits * T::kSteps * kBBytes];
+    alignas(64) int32_t C[2][kActTiles][T::kDigits][kTileRows][16];
     alignas(64) uint8_t apad[kTileRows][kActBlockQs];
+    typename T::Scales scales[3];  // block b's at b % 3: block b + 1's are built before b - 1's epilogue
     std::memset(apad, 0, sizeof apad);
     __m512 acc[kMaxM];
-    const uint8_t *p[kTileGroup];
     const int32_t nb = n / F::kElems, act_tiles = (m + kTileRows - 1) / kTileRows;
     for (int32_t r0 = 0; r0 < rows; r0 += kTileGroup) {
         const int group = rows - r0 < kTileGroup ? int(rows - r0) : kTileGroup;
-        for (int32_t j = 0; j < m; ++j) acc[j] = _mm512_setzero_ps();
-        for (int32_t b = 0; b < nb; ++b) {
+        NextTilePrefetch next_tile(r0 + kTileGroup < rows ? w + size_t(r0 + kTileGroup) * row_bytes : nullptr,
+                                   size_t(kTileGroup) * row_bytes, nb);
+        auto build = [&](int32_t b) {
+            const uint8_t *p[kTileGroup];
             for (int r = 0; r < kTileGroup; ++r) {
                 p[r] = w + size_t(r0 + (r < group ? r : group - 1)) * row_bytes + size_t(b) * F::kBytes;
                 _mm_prefetch(reinterpret_cast<const char *>(p[r] + prefetch_bytes<F>()), _MM_HINT_T0);
             }
-            typename T::Scales scales;
-            T::build(p, B, scales);
-            const uint8_t *xb = xq + size_t(b) * F::kActBytes;
-            auto dots = [&](int32_t t) {
+            next_tile.share(b, 0);
+            T::build(p, B[b % 2], scales[b % 3]);
+            next_tile.share(b, 1);
+        };
+        auto dots = [&](int32_t b) {
+            const uint8_t *xb = xq + size_t(b) * F::kActBytes + T::kActQs;
+            for (int32_t t = 0; t < act_tiles; ++t) {
                 const int32_t j0 = t * kTileRows, count = m - j0 < kTileRows ? m - j0 : kTileRows;
-                const uint8_t *a = xb + size_t(j0) * xq_stride + T::kActQs;
+                const uint8_t *a = xb + size_t(j0) * xq_stride;
                 size_t a_stride = xq_stride;
-                if (count < kTileRows) {
+                if (count < tile_rows) {
                     for (int32_t i = 0; i < count; ++i) std::memcpy(apad[i], a + size_t(i) * xq_stride, kActBlockQs);
                     a = &apad[0][0], a_stride = kActBlockQs;
                 }
-                if (t % 2 == 0) tile_dots<T, 0>(tiles, a, a_stride, B, &C[0][0][0][0]);
-                else tile_dots<T, 1>(tiles, a, a_stride, B, &C[1][0][0][0]);
-            };
-            auto epilogue = [&](int32_t t) {
-                const int32_t j0 = t * kTileRows, count = m - j0 < kTileRows ? m - j0 : kTileRows;
-                for (int32_t i = 0; i < count; ++i)
-                    T::combine(acc[j0 + i], scales, C[t % 2][0][i], C[t % 2][T::kDigits - 1][i],
-                               xb + size_t(j0 + i) * xq_stride);
-            };
-            for (int32_t t = 0; t < act_tiles; ++t) {
-                dots(t);
-                if (t > 0) epilogue(t - 1);
+                // The two C register sets alternate, so a tile's store overlaps the next's dots.
+                if (t % 2 == 0) tile_dots<T, 0>(tiles, a, a_stride, B[b % 2], &C[b % 2][t][0][0][0]);
+                else tile_dots<T, 1>(tiles, a, a_stride, B[b % 2], &C[b % 2][t][0][0][0]);
             }
-            epilogue(act_tiles - 1);
+        };
+        auto epilogue = [&](int32_t b) {
+            const uint8_t *xb = xq + size_t(b) * F::kActBytes;
+            const float *db = d_a ? d_a + size_t(b) * size_t(m) : nullptr;
+            for (int32_t j = 0; j < m; ++j) {
+                const uint8_t *act = xb + size_t(j) * xq_stride;
+                const int32_t(&c)[T::kDigits][kTileRows][16] = C[b % 2][j / kTileRows];
+                T::combine(acc[j], scales[b % 3], c[0][j % kTileRows], c[T::kDigits - 1][j % kTileRows], act,
+                           db ? db[j] : T::act_scale(act));
+            }
+        };
+        for (int32_t j = 0; j < m; ++j) acc[j] = _mm512_setzero_ps();
+        if (nb > 0) build(0);
+        for (int32_t b = 0; b < nb; ++b) {
+            dots(b);
+            if (b + 1 < nb) build(b + 1);
+            if (b > 0) epilogue(b - 1);
         }
+        if (nb > 0) epilogue(nb - 1);
         const __mmask16 keep = group == kTileGroup ? kAllRows : __mmask16((1u << group) - 1u);
         for (int32_t j = 0; j < m; ++j) _mm512_mask_storeu_ps(y + size_t(j) * ldy + size_t(r0), keep, acc[j]);
     }
@@ -107,17 +139,35 @@ void tile_gemm_upto64(Tiles &tiles, const uint8_t *w, size_t row_bytes, int32_t 
 template <class T>
 void tile_gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, size_t xq_stride,
                int32_t m, float *y, size_t ldy) {
+    using F = typename T::Format;
+    // A call of fewer than 16 activations configures A and C tiles of that many rows: the tile
+    // loads, dots and stores then do no work on padding rows, and A is read in place (in cache on
+    // the Intel host, m = 4, amx over avx512bf16: Q4_0 2.0-2.3 -> 1.05-1.55, Q8_0 1.6-2.2 ->
+    // 0.9-1.1, pipelined before and after).
+    const int32_t tile_rows = m < kTileRows ? m : kTileRows;
     TileShapes shapes{};
     for (int s = 0; s < 2; ++s)
-        for (int t : {kTileC[s], kTileCHi[s]}) shapes.rows[t] = kTileRows, shapes.colsb[t] = kTileRowBytes;
-    shapes.rows[kTileA] = kTileRows, shapes.colsb[kTileA] = T::kStepBytes;
+        for (int t : {kTileC[s], kTileCHi[s]}) shapes.rows[t] = uint8_t(tile_rows), shapes.colsb[t] = kTileRowBytes;
+    shapes.rows[kTileA] = uint8_t(tile_rows), shapes.colsb[kTileA] = T::kStepBytes;
     for (int t : {kTileB, kTileBHi}) shapes.rows[t] = T::kStepBytes / 4, shapes.colsb[t] = kTileRowBytes;
     Tiles tiles;
     tiles.configure(shapes);
     const uint8_t *x = static_cast<const uint8_t *>(xq);
-    for (int32_t j = 0; j < m; j += kMaxM)  // beyond the interface's 64: in slices
-        tile_gemm_upto64<T>(tiles, w, row_bytes, rows, n, x + size_t(j) * xq_stride, xq_stride,
-                            m - j < kMaxM ? m - j : kMaxM, y + size_t(j) * ldy, ldy);
+    const int32_t nb = n / F::kElems;
+    const int32_t fit = nb > 0 ? int32_t(kActScaleEntries / size_t(nb)) : kMaxM;
+    const int32_t slice = fit < 1 ? kMaxM : fit < kMaxM ? fit : kMaxM;  // beyond the interface's 64, too
+    float d_a[kActScaleEntries];
+    for (int32_t j0 = 0; j0 < m; j0 += slice) {
+        const int32_t ms = m - j0 < slice ? m - j0 : slice;
+        const uint8_t *xs = x + size_t(j0) * xq_stride;
+        if (fit >= 1)
+            for (int32_t b = 0; b < nb; ++b)
+                for (int32_t j = 0; j < ms; ++j)
+                    d_a[size_t(b) * size_t(ms) + size_t(j)] =
+                        T::act_scale(xs + size_t(j) * xq_stride + size_t(b) * F::kActBytes);
+        tile_gemm_upto64<T>(tiles, tile_rows, w, row_bytes, rows, n, xs, xq_stride, ms, fit >= 1 ? d_a : nullptr,
+                            y + size_t(j0) * ldy, ldy);
+    }
     tiles.release();
 }
 
