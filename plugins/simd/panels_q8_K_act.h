@@ -89,6 +89,9 @@ inline void grouped_subblock_sums(typename V::I *S, const typename V::I (*P)[G],
 // 6.1-6.9 token calls against 5.1-5.2). Zen 5 VM, avx512bf16 in cache, groups against the S[a]
 // loop at m = 4: Q2_K 0.25 / 0.31 ms, Q3_K 0.48 / 0.55, Q6_K 0.33 / 0.36, IQ4_XS 0.24 / 0.26,
 // Q4_K 0.27 / 0.28; at m = 8 Q2_K and Q6_K 8% faster, the others even.
+// Past the groups each dot4 takes its activation dword as the instruction's broadcast operand
+// (V::dot4_bcast): in cache on the Zen 5 VM gemm32 2-4% faster (IQ4_XS 0.79 -> 0.76 ms, Q2_K,
+// Q6_K); in the groups it was 5-6% slower at m = 4 / 8 (Q6_K), so they keep vpbroadcastd.
 // kScaled = false: the panels hold weights already scaled (sc unused), S[a] is their plain dot.
 // kSigned: the panels hold SIGNED bytes and Abs their magnitudes, dotted by V::dot4_signed (Abs
 // in registers, P read from memory).
@@ -107,7 +110,7 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
             I s = kScaled || j == 0 ? V::zero_i() : S[a];
             for (int g = 0; g < G; ++g) {
                 if constexpr (kSigned) s = V::dot4_signed(s, p[g], P[j][g], V::bcast32(x + 4 * g));
-                else s = V::dot4(s, p[g], V::bcast32(x + 4 * g));
+                else s = V::dot4_bcast(s, p[g], x + 4 * g);
             }
             if constexpr (kScaled) {
                 s = V::mullo_epi32(s, sc[j]);
