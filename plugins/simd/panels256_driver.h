@@ -20,6 +20,7 @@ struct Vec256 {
     // scaled_subblock_sums (simd/panels_q8_K_act.h) without activation groups (0): with 16 ymm,
     // groups of 2 were 5-12% slower at m = 4 / 8 in cache (avxvnni Q4_K, IQ4_XS, Q3_K).
     static constexpr int kSumGroup = 0;
+    static constexpr int kPassPanels = 0;  // one sub-block per pass
     using I = __m256i;
     using F = __m256;
     MEMRA_PANEL_VEC_OPS(_mm256, si256)

@@ -21,6 +21,8 @@ struct Vec512 {
     // scaled_subblock_sums (simd/panels_q8_K_act.h): 4 activations' sums in registers, two dot4
     // chains each (8 independent vpdpbusd chains beside the 8 panels of a sub-block).
     static constexpr int kSumGroup = 4, kSumChains = 2;
+    // and, past the groups, the panels of scaled_subblock_sums' sub-blocks held per pass
+    static constexpr int kPassPanels = 16;
     using I = __m512i;
     using F = __m512;
     MEMRA_PANEL_VEC_OPS(_mm512, si512)
