@@ -11,6 +11,8 @@
 //    against 3.0 / 3.2 / 5.4): the signed scaling costs 11 operations per panel.
 //  - IQ4_XS keeps a raw-byte decoder for the VNNI panels; its AMX tiles keep the per-row decode
 //    (they hold v x sc in two digits; these panels hold v + 128 unscaled).
+//  - IQ3_S's VNNI panels have their own 16-row decoder (simd/wide512_panels_iq3s.h: the per-row
+//    gathers were half of gemm32); its AMX tiles keep the per-row decode.
 #pragma once
 
 #include <cstdint>
