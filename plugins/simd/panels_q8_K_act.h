@@ -109,9 +109,11 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
         if (ms <= kGroupedSumsMaxM) return grouped_subblock_sums<V, NSub, G, kScaled, kSigned>(S, P, sc, qs, xq_stride, ms, Abs);
     constexpr int J = V::kPassPanels / G > 1 && NSub % (V::kPassPanels / G) == 0 ? V::kPassPanels / G : 1;
     for (int j0 = 0; j0 < NSub; j0 += J) {
-        I p[J][G];
-        for (int jj = 0; jj < J; ++jj)
+        I p[J][G], m[J];  // the pass's panels and multipliers in registers (S[a]'s stores may alias sc)
+        for (int jj = 0; jj < J; ++jj) {
             for (int g = 0; g < G; ++g) p[jj][g] = kSigned ? Abs[j0 + jj][g] : P[j0 + jj][g];
+            if constexpr (kScaled) m[jj] = sc[j0 + jj];
+        }
         for (int32_t a = 0; a < ms; ++a) {
             const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j0;
             I s[J];
@@ -121,7 +123,7 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
                     if constexpr (kSigned) s[jj] = V::dot4_signed(s[jj], p[jj][g], P[j0 + jj][g], V::bcast32(x + 4 * (G * jj + g)));
                     else s[jj] = V::dot4_bcast(s[jj], p[jj][g], x + 4 * (G * jj + g));
                 }
-                if constexpr (kScaled) s[jj] = V::mullo_epi32(s[jj], sc[j0 + jj]);
+                if constexpr (kScaled) s[jj] = V::mullo_epi32(s[jj], m[jj]);
             }
             for (int jj = 1; jj < J; ++jj) s[0] = V::add_epi32(s[0], s[jj]);
             S[a] = kScaled && j0 > 0 ? V::add_epi32(S[a], s[0]) : s[0];
