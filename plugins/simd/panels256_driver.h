@@ -20,11 +20,13 @@ struct Vec256 {
     // scaled_subblock_sums (simd/panels_q8_K_act.h) without activation groups (0): with 16 ymm,
     // groups of 2 were 5-12% slower at m = 4 / 8 in cache (avxvnni Q4_K, IQ4_XS, Q3_K).
     static constexpr int kSumGroup = 0;
+    static constexpr int kPassPanels = 0;  // one sub-block per pass
     using I = __m256i;
     using F = __m256;
     MEMRA_PANEL_VEC_OPS(_mm256, si256)
     static inline I broadcast128(__m128i v) { return _mm256_broadcastsi128_si256(v); }
     static inline I dot4(I acc, I u, I s) { return Isa::dot4(acc, u, s); }
+    static inline I dot4_bcast(I acc, I u, const uint8_t *p) { return dot4(acc, u, bcast32(p)); }
     static inline I dpwssd(I acc, I a, I b) { return Isa::dot2_scaled(acc, a, b); }
     // acc + the dword sums of SIGNED weight bytes w (|w| in absw) x s, by the sign trick (ggml's
     // AVX2 form): |w| x (s with w's sign), exact while s >= -127 (Q8_0's and Q8_K's quantizers

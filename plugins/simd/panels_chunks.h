@@ -5,8 +5,8 @@
 // Q3_K's and IQ3_S's panels come from the formats' own per-row decoders (F::decode: the chunks of
 // simd/formats_q8_K_act.h the token path dots) and a transpose of V::kRows rows (V::dense), the
 // way the AMX tile forms build their B tiles: one decoder per format for both layouts (a raw-byte
-// decoder was slower for Q3_K, simd/wide512_panels_chunks.h; IQ3_S's cost is its grid gathers
-// either way). Q2_K and IQ4_XS have raw-byte decoders of their own (the rows' transposed bytes,
+// decoder was slower for Q3_K, simd/wide512_panels_chunks.h). The AVX-512 builds' IQ3_S panels
+// replace the per-row grid gathers by vpermt2w lookups on 16 rows (simd/wide512_panels_iq3s.h). Q2_K and IQ4_XS have raw-byte decoders of their own (the rows' transposed bytes,
 // decoded on all rows at once), because the per-row decode cost them at m = 4 on AVX-512. The AMX
 // tiles load Q2_K's 16-row panels too (simd/tile_forms.h Q2_KPanelTiles: one digit).
 //

@@ -89,6 +89,14 @@ inline void grouped_subblock_sums(typename V::I *S, const typename V::I (*P)[G],
 // 6.1-6.9 token calls against 5.1-5.2). Zen 5 VM, avx512bf16 in cache, groups against the S[a]
 // loop at m = 4: Q2_K 0.25 / 0.31 ms, Q3_K 0.48 / 0.55, Q6_K 0.33 / 0.36, IQ4_XS 0.24 / 0.26,
 // Q4_K 0.27 / 0.28; at m = 8 Q2_K and Q6_K 8% faster, the others even.
+// Past the groups the sub-blocks go V::kPassPanels / G at a time (AVX-512: two of Q2_K's to
+// IQ4_XS's 8 panels, four of Q6_K's 4; 16 zmm of panels): per activation one S[a] load and store
+// per pass instead of per sub-block, and that many independent dot4 chains. In cache on the Zen 5
+// VM (4 alternating rounds, min) gemm32 Q2_K 0.756 -> 0.708 ms, Q6_K 0.881 -> 0.830, IQ4_XS
+// 0.739 -> 0.725, the others even; the 256-bit builds keep one (16 ymm in all).
+// Past the groups each dot4 takes its activation dword as the instruction's broadcast operand
+// (V::dot4_bcast): in cache on the Zen 5 VM gemm32 2-4% faster (IQ4_XS 0.79 -> 0.76 ms, Q2_K,
+// Q6_K); in the groups it was 5-6% slower at m = 4 / 8 (Q6_K), so they keep vpbroadcastd.
 // kScaled = false: the panels hold weights already scaled (sc unused), S[a] is their plain dot.
 // kSigned: the panels hold SIGNED bytes and Abs their magnitudes, dotted by V::dot4_signed (Abs
 // in registers, P read from memory).
@@ -99,22 +107,26 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
     using I = typename V::I;
     if constexpr (V::kSumGroup > 0)
         if (ms <= kGroupedSumsMaxM) return grouped_subblock_sums<V, NSub, G, kScaled, kSigned>(S, P, sc, qs, xq_stride, ms, Abs);
-    for (int j = 0; j < NSub; ++j) {
-        I p[G];
-        for (int g = 0; g < G; ++g) p[g] = kSigned ? Abs[j][g] : P[j][g];
+    constexpr int J = V::kPassPanels / G > 1 && NSub % (V::kPassPanels / G) == 0 ? V::kPassPanels / G : 1;
+    for (int j0 = 0; j0 < NSub; j0 += J) {
+        I p[J][G], m[J];  // the pass's panels and multipliers in registers (S[a]'s stores may alias sc)
+        for (int jj = 0; jj < J; ++jj) {
+            for (int g = 0; g < G; ++g) p[jj][g] = kSigned ? Abs[j0 + jj][g] : P[j0 + jj][g];
+            if constexpr (kScaled) m[jj] = sc[j0 + jj];
+        }
         for (int32_t a = 0; a < ms; ++a) {
-            const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j;
-            I s = kScaled || j == 0 ? V::zero_i() : S[a];
-            for (int g = 0; g < G; ++g) {
-                if constexpr (kSigned) s = V::dot4_signed(s, p[g], P[j][g], V::bcast32(x + 4 * g));
-                else s = V::dot4(s, p[g], V::bcast32(x + 4 * g));
+            const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j0;
+            I s[J];
+            for (int jj = 0; jj < J; ++jj) {
+                s[jj] = kScaled || j0 + jj == 0 || jj > 0 ? V::zero_i() : S[a];
+                for (int g = 0; g < G; ++g) {
+                    if constexpr (kSigned) s[jj] = V::dot4_signed(s[jj], p[jj][g], P[j0 + jj][g], V::bcast32(x + 4 * (G * jj + g)));
+                    else s[jj] = V::dot4_bcast(s[jj], p[jj][g], x + 4 * (G * jj + g));
+                }
+                if constexpr (kScaled) s[jj] = V::mullo_epi32(s[jj], m[jj]);
             }
-            if constexpr (kScaled) {
-                s = V::mullo_epi32(s, sc[j]);
-                S[a] = j == 0 ? s : V::add_epi32(S[a], s);
-            } else {
-                S[a] = s;
-            }
+            for (int jj = 1; jj < J; ++jj) s[0] = V::add_epi32(s[0], s[jj]);
+            S[a] = kScaled && j0 > 0 ? V::add_epi32(S[a], s[0]) : s[0];
         }
     }
 }

@@ -21,11 +21,20 @@ struct Vec512 {
     // scaled_subblock_sums (simd/panels_q8_K_act.h): 4 activations' sums in registers, two dot4
     // chains each (8 independent vpdpbusd chains beside the 8 panels of a sub-block).
     static constexpr int kSumGroup = 4, kSumChains = 2;
+    // and, past the groups, the panels of scaled_subblock_sums' sub-blocks held per pass
+    static constexpr int kPassPanels = 16;
     using I = __m512i;
     using F = __m512;
     MEMRA_PANEL_VEC_OPS(_mm512, si512)
     static inline I broadcast128(__m128i v) { return _mm512_broadcast_i32x4(v); }
     static inline I dot4(I acc, I u, I s) { return _mm512_dpbusd_epi32(acc, u, s); }
+    // dot4(acc, u, bcast32(p)) with the broadcast in the instruction's memory operand ({1to16}):
+    // GCC 12 has no pattern folding a broadcast into vpdpbusd, so the intrinsics give a separate
+    // vpbroadcastd per dot4.
+    static inline I dot4_bcast(I acc, I u, const uint8_t *p) {
+        asm("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*reinterpret_cast<const int32_t *>(p)));
+        return acc;
+    }
     static inline I dpwssd(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
     // 16 rows' 32 bytes as 8 panels: simd/rows16_layout.h's dense_b (defined there).
     static inline void dense(const __m256i w[16], I P[8]);

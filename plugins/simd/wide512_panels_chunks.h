@@ -11,6 +11,8 @@
 //    against 3.0 / 3.2 / 5.4): the signed scaling costs 11 operations per panel.
 //  - IQ4_XS keeps a raw-byte decoder for the VNNI panels; its AMX tiles keep the per-row decode
 //    (they hold v x sc in two digits; these panels hold v + 128 unscaled).
+//  - IQ3_S's VNNI panels have their own 16-row decoder (simd/wide512_panels_iq3s.h: the per-row
+//    gathers were half of gemm32); its AMX tiles keep the per-row decode.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 
 #include "simd/panels_chunks.h"
 #include "simd/rows16_layout.h"
+#include "simd/wide512_panels_iq3s.h"  // Panel<IQ3_S>: its own 16-row decoder
 #include "simd/wide512_panels_q8_K.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
@@ -30,8 +33,6 @@ template <>
 struct Panel<Q3_K> : PanelOf<Q3_K, Vec512> {};
 template <>
 struct Panel<IQ4_XS> : PanelOf<IQ4_XS, Vec512> {};
-template <>
-struct Panel<IQ3_S> : PanelOf<IQ3_S, Vec512> {};
 
 template <class F>
 struct RowsPath<F, std::enable_if_t<kOneOf<F, Q2_K, Q3_K, IQ4_XS, IQ3_S>>> : SuperBlockPanelRows<F> {};
