@@ -49,8 +49,9 @@ inline void tile_dots(Tiles &tiles, const uint8_t *a, size_t a_stride, const uin
 }
 
 // The activations' scales d_a of a call, per block and activation (entry b * m + j), in floats
-// once per call: the epilogue's fp16 conversion and broadcast per (activation, block, 16 rows)
-// cost more than its fma. 64 KiB on the stack as the VNNI panels' table (simd/panel_driver.h);
+// once per call rather than once per (activation, block, 16 rows) in the epilogue (an fp16
+// conversion for the 32-element formats; not measured apart from the m-row tiles, with which it
+// went in). 64 KiB on the stack as the VNNI panels' table (simd/panel_driver.h);
 // the activations of a call whose m x blocks do not fit are taken in slices (each a pass over the
 // rows), and a row too long for one activation's table converts in the epilogue.
 constexpr size_t kActScaleEntries = 64 * 1024 / sizeof(float);
@@ -86,6 +87,8 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
     const int32_t nb = n / F::kElems, act_tiles = (m + kTileRows - 1) / kTileRows;
     for (int32_t r0 = 0; r0 < rows; r0 += kTileGroup) {
         const int group = rows - r0 < kTileGroup ? int(rows - r0) : kTileGroup;
+        // The VNNI panels' rule (measured there, from DRAM); for the tiles only in cache, where
+        // the driver with and without it ran even.
         NextTilePrefetch next_tile(r0 + kTileGroup < rows ? w + size_t(r0 + kTileGroup) * row_bytes : nullptr,
                                    size_t(kTileGroup) * row_bytes, nb);
         auto build = [&](int32_t b) {
