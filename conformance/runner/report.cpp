@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iomanip>
 
+#include "dispatch/tuning.h"
 #include "formats.h"
 #include "json.h"
 
@@ -55,6 +56,8 @@ void print_machine(std::ostream &out, const RunContext &ctx) {
     out << "cpu       " << ctx.cpu->model << "\nfeatures  " << cpu_feature_list(set.usable_features()) << "\n";
     if (const uint64_t hidden = ctx.cpu->usable & ~set.usable_features())
         out << "hidden    " << cpu_feature_list(hidden) << " (MEMRA_CPU_EXPERT_DISABLE_FEATURES)\n";
+    // Which vendor's kernel forms the plugins run (the same bits under every tuning).
+    out << "tuning    " << kernel_tuning_name(process_kernel_tuning()) << "\n";
     out << "searched  ";
     for (size_t i = 0; i < set.searched().size(); ++i) out << (i ? ", " : "") << set.searched()[i];
     out << "\n";

@@ -1,5 +1,6 @@
 #include "dispatch/backend_registry.h"
 
+#include "dispatch/tuning.h"
 #include "memra/qtypes.h"
 
 namespace memra {
@@ -124,6 +125,7 @@ std::string BackendRegistry::describe() const {
         it->second += (it->second.empty() ? "" : ",") + std::string(q.name);
     }
     for (const auto &g : groups) line += "; " + g.second + ": " + g.first;
+    line += std::string("; kernel tuning ") + kernel_tuning_name(process_kernel_tuning());
     line += "; plugins:";
     for (const PluginRecord &p : plugins_)
         line += " " + (p.manifest.name.empty() ? p.manifest.path : p.manifest.name) + " " +

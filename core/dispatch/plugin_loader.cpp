@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <set>
@@ -13,6 +14,7 @@
 #include "dispatch/fd_module.h"
 #include "memra/qtypes.h"
 #include "dispatch/trusted_file.h"
+#include "dispatch/tuning.h"
 
 #ifndef MEMRA_BACKEND_SUBDIR
 #error "MEMRA_BACKEND_SUBDIR must name the backend directory relative to the library"
@@ -92,7 +94,7 @@ std::string verify_table(const memra_backend_v2 *t, const PluginManifest &m) {
     if (t->interface_version != MEMRA_BACKEND_INTERFACE_VERSION)
         return "interface version " + std::to_string(t->interface_version) + ", core needs " +
                std::to_string(MEMRA_BACKEND_INTERFACE_VERSION);
-    if (t->struct_size < sizeof(memra_backend_v2)) return "table is too small";
+    if (t->struct_size < MEMRA_BACKEND_V2_MIN_SIZE) return "table is too small";
     if (!t->name || m.name != t->name) return "table name differs from manifest name";
     if (t->required_features != m.requires)
         return "table requires '" + cpu_feature_list(t->required_features) +
@@ -116,6 +118,12 @@ std::string verify_table(const memra_backend_v2 *t, const PluginManifest &m) {
         }
     }
     return {};
+}
+
+// Passes the process's kernel tuning to a verified table that takes one (a table built before
+// memra_backend_v2::tune existed ends before the field: struct_size says so).
+void tune_plugin(const memra_backend_v2 &t) {
+    if (t.struct_size >= offsetof(memra_backend_v2, tune) + sizeof(t.tune) && t.tune) t.tune(process_kernel_tuning());
 }
 
 // `module`: the module file, open and checked by inspect_plugin.
@@ -149,6 +157,7 @@ void load_one(PluginRecord &rec, uint64_t usable_features, UniqueFd module) {
             rec.status = "rejected: " + why;
             return;
         }
+        tune_plugin(*table);
         rec.table = table;
         rec.library = std::move(lib);
         rec.loaded = true;

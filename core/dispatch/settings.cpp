@@ -174,6 +174,15 @@ Settings read_settings(bool secure_execution) {
         s.numa_topology.clear();
     }
 
+    // Which vendor's kernel forms the plugins use (dispatch/tuning.h; results are the same bits
+    // either way): "auto" follows CPUID's vendor; the others let a test or a benchmark run the
+    // other vendor's forms on this machine.
+    const std::string tuning = choosing("MEMRA_CPU_EXPERT_TUNING");
+    if (tuning == "auto" || tuning == "intel" || tuning == "amd" || tuning == "generic")
+        s.tuning = tuning;
+    else if (!tuning.empty())
+        s.problems.push_back("MEMRA_CPU_EXPERT_TUNING='" + tuning + "' is not auto, intel, amd or generic");
+
     if (secure_execution)
         s.log_notes.push_back("secure-execution process (setuid, setgid or file capabilities): " + not_read +
                               " not read (" + (ignored.empty() ? "none of them is set" : "set but ignored: " + ignored) +

@@ -18,6 +18,7 @@ struct Settings {
     bool direct_io = false;            // MEMRA_CPU_EXPERT_DIRECT_IO=1: file weights bypass the page cache
     bool numa = true;                  // MEMRA_CPU_EXPERT_NUMA=auto (default) or off (docs/numa.md)
     std::string numa_topology;         // MEMRA_CPU_EXPERT_NUMA_TOPOLOGY, fake nodes for tests ("" = not set)
+    std::string tuning = "auto";       // MEMRA_CPU_EXPERT_TUNING: auto, intel, amd, generic (dispatch/tuning.h)
     bool secure_execution = false;     // setuid, setgid or file capabilities (see read_settings)
     std::vector<std::string> problems; // fatal: the library refuses to compute
     std::vector<std::string> warnings; // printed to stderr once
@@ -28,7 +29,7 @@ struct Settings {
 // what secure_getenv consults: setuid, setgid, file capabilities) whoever set the environment
 // may have fewer privileges than the process, so the variables that choose code or files
 // (the backend, the plugin directory, the CPU features, the cache budget, the fake NUMA
-// topology) are not read, as
+// topology, the kernel tuning) are not read, as
 // ld.so does not read LD_LIBRARY_PATH there; a log note says so. MEMRA_CPU_EXPERT_LOG still is.
 Settings read_settings();
 

@@ -11,6 +11,7 @@
 #include "memra/cpu_experts.h"
 #include "memra/qtypes.h"
 #include "dispatch/plugin_loader.h"
+#include "dispatch/tuning.h"
 
 namespace memra {
 namespace {
@@ -106,6 +107,32 @@ TEST(PluginInterface, PluginOfThisInterfaceLoads) {
     EXPECT_TRUE(rec.loaded) << rec.status;
     ASSERT_NE(rec.table, nullptr);
     EXPECT_EQ(rec.table->interface_version, MEMRA_BACKEND_INTERFACE_VERSION);
+}
+
+// MEMRA_CPU_EXPERT_TUNING: auto follows the CPUID vendor string, a vendor name overrides it
+// (so one machine runs the other vendor's forms), anything else is refused.
+TEST(KernelTuning, AutoFollowsTheVendorAndNamesOverrideIt) {
+    CpuFeatures intel, amd, other;
+    intel.vendor = "GenuineIntel", amd.vendor = "AuthenticAMD", other.vendor = "HygonGenuine";
+    int32_t t = -1;
+    ASSERT_TRUE(parse_kernel_tuning("auto", intel, t));
+    EXPECT_EQ(t, MEMRA_TUNING_INTEL);
+    ASSERT_TRUE(parse_kernel_tuning("auto", amd, t));
+    EXPECT_EQ(t, MEMRA_TUNING_AMD);
+    ASSERT_TRUE(parse_kernel_tuning("auto", other, t));
+    EXPECT_EQ(t, MEMRA_TUNING_GENERIC);
+    ASSERT_TRUE(parse_kernel_tuning("amd", intel, t));
+    EXPECT_EQ(t, MEMRA_TUNING_AMD);
+    ASSERT_TRUE(parse_kernel_tuning("intel", amd, t));
+    EXPECT_EQ(t, MEMRA_TUNING_INTEL);
+    ASSERT_TRUE(parse_kernel_tuning("generic", amd, t));
+    EXPECT_EQ(t, MEMRA_TUNING_GENERIC);
+    EXPECT_FALSE(parse_kernel_tuning("zen9", amd, t));
+    EXPECT_FALSE(parse_kernel_tuning("AMD", amd, t));
+    for (int32_t k : {MEMRA_TUNING_GENERIC, MEMRA_TUNING_INTEL, MEMRA_TUNING_AMD}) {
+        ASSERT_TRUE(parse_kernel_tuning(kernel_tuning_name(k), other, t));
+        EXPECT_EQ(t, k) << "names round-trip";
+    }
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ const std::map<std::string, std::string> kChoosing = {
     {"MEMRA_CPU_EXPERT_DISABLE_FEATURES", "sse9"},
     {"MEMRA_CPU_EXPERT_CACHE_BYTES", "lots"},
     {"MEMRA_CPU_EXPERT_NUMA_TOPOLOGY", "0:0;0:1"},
+    {"MEMRA_CPU_EXPERT_TUNING", "zen9"},
 };
 
 // Sets one variable for the test's duration.
@@ -54,6 +55,7 @@ TEST_P(ChoosingVariable, IsReadNormallyAndIgnoredUnderSecureExecution) {
     EXPECT_EQ(secure.disabled_features, 0u);
     EXPECT_EQ(secure.cache_bytes, default_cache_bytes());
     EXPECT_EQ(secure.numa_topology, "");
+    EXPECT_EQ(secure.tuning, "auto");
     EXPECT_TRUE(secure.log) << "MEMRA_CPU_EXPERT_LOG chooses no code and must still work";
     ASSERT_EQ(secure.log_notes.size(), 1u);
     EXPECT_NE(secure.log_notes[0].find("set but ignored: " + GetParam()), std::string::npos) << secure.log_notes[0];
@@ -62,7 +64,7 @@ TEST_P(ChoosingVariable, IsReadNormallyAndIgnoredUnderSecureExecution) {
 INSTANTIATE_TEST_SUITE_P(SecureExecution, ChoosingVariable,
                          ::testing::Values("MEMRA_CPU_EXPERT_BACKEND", "MEMRA_CPU_EXPERT_PLUGIN_DIR",
                                            "MEMRA_CPU_EXPERT_DISABLE_FEATURES", "MEMRA_CPU_EXPERT_CACHE_BYTES",
-                                           "MEMRA_CPU_EXPERT_NUMA_TOPOLOGY"),
+                                           "MEMRA_CPU_EXPERT_NUMA_TOPOLOGY", "MEMRA_CPU_EXPERT_TUNING"),
                          [](const ::testing::TestParamInfo<std::string> &info) {
                              return info.param.substr(std::string("MEMRA_CPU_EXPERT_").size());
                          });

@@ -31,6 +31,7 @@ constexpr memra_backend_v2 kBackend = {
     {quantize_row_f32, quantize_row_bf16, quantize_row_q8_0, quantize_row_q8_K},
     MEMRA_QTYPE_COUNT,
     kKernels,
+    nullptr,  // tune: the reference has one form of each format
 };
 static_assert(MEMRA_ACT_F32 == 0 && MEMRA_ACT_BF16 == 1 && MEMRA_ACT_Q8_0 == 2 && MEMRA_ACT_Q8_K == 3,
               "quantize[] above is listed in memra_act_format order");

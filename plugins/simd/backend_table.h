@@ -1,8 +1,8 @@
 // The memra_backend_v2 of one build around its kernel list (backend_table.cpp: every format,
 // both paths; backend_table_tiles.cpp: the tile builds' rows path): names and required features
 // from the ISA folder's isa_select.h, quantize[] = the canonical quantizers of plugins/common (F32)
-// or their vector form, byte for byte the same (simd/quantize_acts.h). constexpr, so the table is
-// constant-initialised and loading the plugin runs no code of ours.
+// or their vector form, byte for byte the same (simd/quantize_acts.h), tune = simd/tuning.h's.
+// constexpr, so the table is constant-initialised and loading the plugin runs no code of ours.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +11,7 @@
 #include "isa_select.h"
 #include "memra/backend.h"
 #include "simd/quantize_acts.h"
+#include "simd/tuning.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -26,7 +27,8 @@ constexpr memra_backend_v2 backend_table(const memra_kernel_v2 (&kernels)[N]) {
             MEMRA_SIMD_FEATURES,
             {quantize_row_f32, quantize_row_bf16_simd, quantize_row_q8_0_simd, quantize_row_q8_K_simd},
             int32_t(N),
-            kernels};
+            kernels,
+            tune_kernels};
 }
 
 }  // namespace memra::simd::MEMRA_SIMD_NS

@@ -91,6 +91,18 @@ typedef struct memra_kernel_v2 {
     void (*repack)(const uint8_t *src, size_t row_bytes, int32_t rows, int32_t n, uint8_t *dst);
 } memra_kernel_v2;
 
+/* Which vendor's cores a plugin's kernels should favour, where a format has two forms with the
+ * same results (bit for bit) whose speed differs by microarchitecture: an AVX-512 two-source
+ * permute is one uop on AMD Zen 4 / 5 and three on Intel Sapphire Rapids, so a decoder built on
+ * them wins on one vendor and loses on the other (docs/architecture.md, "Kernel tuning"). The core
+ * derives it from CPUID's vendor string, or MEMRA_CPU_EXPERT_TUNING, and passes it to every plugin
+ * it loads (memra_backend_v2::tune). GENERIC: no vendor assumed, each format's default form. */
+typedef enum memra_cpu_tuning {
+    MEMRA_TUNING_GENERIC = 0,
+    MEMRA_TUNING_INTEL = 1,
+    MEMRA_TUNING_AMD = 2
+} memra_cpu_tuning;
+
 typedef struct memra_backend_v2 {
     uint32_t interface_version; /* MEMRA_BACKEND_INTERFACE_VERSION */
     uint32_t struct_size;       /* sizeof(memra_backend_v2) as the plugin was compiled */
@@ -105,7 +117,18 @@ typedef struct memra_backend_v2 {
 
     int32_t kernel_count;
     const memra_kernel_v2 *kernels; /* at most one per qtype */
+
+    /* tune(memra_cpu_tuning): which kernel forms to use from now on. NULL: the plugin has nothing
+     * to tune. The core calls it as it loads the plugin, before any of its kernels runs, with the
+     * process's one value (core/dispatch/tuning.h), so several loaders in one process agree; it
+     * may still be called while another thread runs kernels (a relaxed atomic in the plugin). It
+     * must never change a result, only which of equivalent forms computes it. Added after
+     * kernels: a table whose struct_size ends before it has no tune. */
+    void (*tune)(int32_t tuning);
 } memra_backend_v2;
+
+/* The smallest table this interface version accepts (one built before tune was added). */
+#define MEMRA_BACKEND_V2_MIN_SIZE offsetof(memra_backend_v2, tune)
 
 typedef const memra_backend_v2 *(*memra_backend_entry_fn)(void);
 
