@@ -341,8 +341,20 @@ inline void token_rows_window(float *acc, const uint8_t *w, size_t row_bytes, in
     for (; r < rows; ++r) token_tile<F, 1>(acc + r, w + size_t(r) * row_bytes, row_bytes, b0, b1, x);
 }
 
+// The token path of a format through its rows path's panels (m = 1: one decode of 16 rows per
+// block, lanes over outputs), where that is the faster form on the tuned vendor's cores
+// (simd/tuning.h): kEnabled, chosen(), and gemv(...) returning the rows it did (whole panels).
+// Specialized by simd/wide512_token_by_panels.h. The same bits either way: every form computes
+// each output in the canonical order.
+template <class F, class = void>
+struct TokenByPanels {
+    static constexpr bool kEnabled = false;
+};
+
+// The token path in its own form: rows in tiles of token_rows<F>(), blocks against a window of
+// prepared activations.
 template <class F>
-void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
+void gemv_rows(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
     using Act = TokenActOf<F>;
     constexpr int R = token_rows<F>();
     constexpr int32_t kWindow = int32_t(kActWindowBytes / sizeof(Act)) > 0 ? int32_t(kActWindowBytes / sizeof(Act)) : 1;
@@ -364,6 +376,14 @@ void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const voi
         }
         for (int32_t r = 0; r < group; ++r) y[r0 + r] = acc[r];
     }
+}
+
+template <class F>
+void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
+    int32_t r = 0;
+    if constexpr (TokenByPanels<F>::kEnabled)
+        if (TokenByPanels<F>::chosen()) r = TokenByPanels<F>::gemv(w, row_bytes, rows, n, xq, y);
+    if (r < rows) gemv_rows<F>(w + size_t(r) * row_bytes, row_bytes, rows - r, n, xq, y + r);
 }
 
 // The rows [r, rows) left after a wider form took rows [0, r): tiles of 4 rows, then single rows

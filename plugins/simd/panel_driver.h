@@ -198,12 +198,13 @@ struct PanelDriver {
     }
 
     // The rows [0, kRows * (rows / kRows)) of the call; returns how many were done (0 when the
-    // call is not for panels: too few activations, or a row too long for one activation's table).
+    // call is not for panels: fewer activations than min_m, or a row too long for one
+    // activation's table). min_m 1: a token path through the panels (common.h TokenByPanels).
     static inline int32_t gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const uint8_t *x,
-                               size_t xq_stride, int32_t m, float *y, size_t ldy) {
+                               size_t xq_stride, int32_t m, float *y, size_t ldy, int32_t min_m = kPanelMinM) {
         const int32_t nb = n / F::kElems;
         const int32_t panel_rows = rows / kRows * kRows;
-        if (m < kPanelMinM || panel_rows == 0 || nb == 0 || nb > kTableEntries) return 0;
+        if (m < min_m || panel_rows == 0 || nb == 0 || nb > kTableEntries) return 0;
         const int32_t slice = kTableEntries / nb;
         Act tab[kTableEntries];
         for (int32_t j0 = 0; j0 < m; j0 += slice) {
