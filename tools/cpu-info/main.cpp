@@ -14,6 +14,7 @@
 
 #include "dispatch/backend_registry.h"
 #include "dispatch/cpu_features.h"
+#include "dispatch/tuning.h"
 #include "json.h"
 #include "library_open.h"
 #include "library_path.h"
@@ -126,8 +127,11 @@ void print_text(const memra::CpuFeatures &cpu, const memra::BackendRegistry &r, 
     if (!r.usable()) {
         std::printf("\nbackend    none: %s\n", r.unusable_reason().c_str());
     } else {
-        std::printf("\nbackend    %s (%s)\n\nformat     served by\n", r.primary()->name,
+        std::printf("\nbackend    %s (%s)\n", r.primary()->name,
                     r.settings().backend == "auto" ? "auto" : "forced by MEMRA_CPU_EXPERT_BACKEND");
+        // The kernel forms the plugins run (docs/architecture.md, "Kernel tuning"): the process's.
+        std::printf("tuning     %s (%s)\n\nformat     served by\n", memra::kernel_tuning_name(memra::process_kernel_tuning()),
+                    r.settings().tuning == "auto" ? "auto, from the CPU vendor" : "MEMRA_CPU_EXPERT_TUNING");
         for (const memra_qtype_info &q : memra_qtype_table) {
             const std::string who = backend_for(r, q.id);
             std::printf("%-10s %s%s\n", q.name, who.c_str(),
