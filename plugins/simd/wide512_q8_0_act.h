@@ -285,3 +285,4 @@ template <>
 struct TokenRowPairs<MXFP4> : RowPairsTokenTile<MXFP4, MXFP4RowPair> {};
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
+#include "simd/wide512_nvfp4_token.h"  // NVFP4's token path on row pairs
