@@ -2,7 +2,7 @@
 // only where the ISA selection defines MEMRA_SIMD_WIDE512:
 //  - the token path of Q8_0, Q4_0 and MXFP4 on row pairs (TokenRowPairs): a tile's 4 rows as two
 //    512-bit registers (row r in the low half, row r + 1 in the high half), so one decode and one
-//    vpdpbusd serve two rows, two blocks per step;
+//    vpdpbusd serve two rows, two blocks per step (NVFP4's: simd/wide512_nvfp4_token.h);
 //  - the rows path (RowsPath) of Q8_0, Q4_0, MXFP4 and NVFP4 on activation pairs after the panels: 8 rows x
 //    activations j and j + 1, one vpdpbusd per (row, activation pair, 32 values).
 // The int lanes are then summed exactly into one vector of block sums per (rows, activations)
