@@ -112,27 +112,26 @@ TEST(PluginInterface, PluginOfThisInterfaceLoads) {
 // MEMRA_CPU_EXPERT_TUNING: auto follows the CPUID vendor string, a vendor name overrides it
 // (so one machine runs the other vendor's forms), anything else is refused.
 TEST(KernelTuning, AutoFollowsTheVendorAndNamesOverrideIt) {
-    CpuFeatures intel, amd, other;
-    intel.vendor = "GenuineIntel", amd.vendor = "AuthenticAMD", other.vendor = "HygonGenuine";
-    int32_t t = -1;
-    ASSERT_TRUE(parse_kernel_tuning("auto", intel, t));
-    EXPECT_EQ(t, MEMRA_TUNING_INTEL);
-    ASSERT_TRUE(parse_kernel_tuning("auto", amd, t));
-    EXPECT_EQ(t, MEMRA_TUNING_AMD);
-    ASSERT_TRUE(parse_kernel_tuning("auto", other, t));
-    EXPECT_EQ(t, MEMRA_TUNING_GENERIC);
-    ASSERT_TRUE(parse_kernel_tuning("amd", intel, t));
-    EXPECT_EQ(t, MEMRA_TUNING_AMD);
-    ASSERT_TRUE(parse_kernel_tuning("intel", amd, t));
-    EXPECT_EQ(t, MEMRA_TUNING_INTEL);
-    ASSERT_TRUE(parse_kernel_tuning("generic", amd, t));
-    EXPECT_EQ(t, MEMRA_TUNING_GENERIC);
-    EXPECT_FALSE(parse_kernel_tuning("zen9", amd, t));
-    EXPECT_FALSE(parse_kernel_tuning("AMD", amd, t));
-    for (int32_t k : {MEMRA_TUNING_GENERIC, MEMRA_TUNING_INTEL, MEMRA_TUNING_AMD}) {
-        ASSERT_TRUE(parse_kernel_tuning(kernel_tuning_name(k), other, t));
-        EXPECT_EQ(t, k) << "names round-trip";
+    struct Case {
+        const char *setting, *vendor;
+        int32_t want;
+    };
+    const Case cases[] = {
+        {"auto", "GenuineIntel", MEMRA_TUNING_INTEL}, {"auto", "AuthenticAMD", MEMRA_TUNING_AMD},
+        {"auto", "HygonGenuine", MEMRA_TUNING_GENERIC}, {"amd", "GenuineIntel", MEMRA_TUNING_AMD},
+        {"intel", "AuthenticAMD", MEMRA_TUNING_INTEL}, {"generic", "AuthenticAMD", MEMRA_TUNING_GENERIC},
+    };
+    for (const Case &c : cases) {
+        CpuFeatures cpu;
+        cpu.vendor = c.vendor;
+        int32_t t = -1;
+        ASSERT_TRUE(parse_kernel_tuning(c.setting, cpu, t)) << c.setting;
+        EXPECT_EQ(t, c.want) << c.setting << " on " << c.vendor;
+        EXPECT_STREQ(kernel_tuning_name(t), c.setting == std::string("auto") ? kernel_tuning_name(c.want) : c.setting);
     }
+    int32_t t = -1;
+    EXPECT_FALSE(parse_kernel_tuning("zen9", CpuFeatures{}, t));
+    EXPECT_FALSE(parse_kernel_tuning("AMD", CpuFeatures{}, t)) << "names are lower case, as the other settings'";
 }
 
 }  // namespace
