@@ -251,16 +251,15 @@ struct PanelOf<Q4_K, V> : K4Panel<V, 16, false> {};
 template <class V>
 struct PanelOf<Q5_K, V> : K4Panel<V, 48, true> {};
 
-// Q6_K (ql[128] | qh[64] | int8 scales[16] | fp16 d), formats spec §5.3: per super-block
-// S = sum_s sc_s * sum_{i in s} q_i a_i over 16 sub-blocks of 16, q in -32..31, then
-// acc = fmaf((float)S, D_a * d, acc). On panels the quants are the unsigned u = q + 32 (0..63):
-// 4 dot4 per sub-block, times the rows' sc_s, and the offset 32 * sum_s sc_s bs[s] is 8
+// The panels of 16 sub-blocks of 16 values with signed int8 scales and one term (Q6_K, Q3_K),
+// formats spec §5.3: per super-block S = sum_s sc_s * sum_{i in s} q_i a_i, then
+// acc = fmaf((float)S, D_a * d, acc). On panels the quants are the unsigned u = q + 2^kShift:
+// 4 dot4 per sub-block, times the rows' sc_s, and the offset 2^kShift * sum_s sc_s bs[s] is 8
 // vpdpwssd of the rows' scales as int16 pairs against the activation's bsums pairs, read straight
 // from the Q8_K block, exact in int32 (the token path's Q6_KFields::ints does the same).
-template <class V>
-struct PanelOf<Q6_K, V> {
+template <class V, int kShift>
+struct Sub16Panel {
     using I = typename V::I;
-    static constexpr int kMaxU = 63;  // the largest panel byte
     struct Act {
         float D;  // D_a
     };
@@ -271,6 +270,30 @@ struct PanelOf<Q6_K, V> {
         I pairs[8];  // int16 pairs (sc_2k, sc_2k+1) of the rows
         typename V::F d;
     };
+    // sc and pairs from the rows' scale bytes (t[k] byte b of row r: sc_{4k + b}, int8)
+    static inline void scales(const I t[4], Weights &w) {
+        for (int sb = 0; sb < 16; ++sb)
+            w.sc[sb] = V::srai_epi32(V::slli_epi32(t[sb / 4], unsigned(24 - 8 * (sb % 4))), 24);
+        for (int k = 0; k < 4; ++k) byte_pairs16<V, true>(t[k], w.pairs[2 * k], w.pairs[2 * k + 1]);
+    }
+    static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb,
+                             size_t xq_stride, int32_t ms) {
+        subblock_apply<V, 16, 4>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I S, int32_t a) {
+            const uint8_t *bs = xb + size_t(a) * xq_stride + q8_K_act::kBsumsOffset;
+            I O = V::zero_i();
+            for (int k = 0; k < 8; ++k) O = V::dpwssd(O, w.pairs[k], V::bcast32(bs + 4 * k));
+            const I s = V::sub_epi32(S, V::slli_epi32(O, kShift));
+            y = V::fma(V::cvt(s), V::mul(w.d, V::set1_ps(t[a].D)), y);
+        });
+    }
+};
+
+// Q6_K (ql[128] | qh[64] | int8 scales[16] | fp16 d): u = q + 32 (0..63).
+template <class V>
+struct PanelOf<Q6_K, V> : Sub16Panel<V, 5> {
+    using I = typename V::I;
+    using Weights = typename Sub16Panel<V, 5>::Weights;
+    static constexpr int kMaxU = 63;  // the largest panel byte
     static inline void decode(const uint8_t *const p[], Weights &w) {
         // Chunk C = 4 i + g (values 128 i + 32 g + l): the low 4 bits from nibble g / 2 of
         // ql[64 i + 32 (g % 2) + l], bits 4-5 from bits 2g, 2g + 1 of qh[32 i + l]; its halves
@@ -299,20 +322,8 @@ struct PanelOf<Q6_K, V> {
             }
         I t[4];  // t[k] byte b of row r: sc_{4k + b}
         panel_transpose<V>(p, 192, t);
-        for (int sb = 0; sb < 16; ++sb)
-            w.sc[sb] = V::srai_epi32(V::slli_epi32(t[sb / 4], unsigned(24 - 8 * (sb % 4))), 24);
-        // (sc_2k, sc_2k+1) as int16 pairs
-        for (int k = 0; k < 4; ++k) byte_pairs16<V, true>(t[k], w.pairs[2 * k], w.pairs[2 * k + 1]);
+        Sub16Panel<V, 5>::scales(t, w);
         w.d = panel_fp16<V>(p, 208);
-    }
-    static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
-                             int32_t ms) {
-        subblock_apply<V, 16, 4>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I S, int32_t a) {
-            const uint8_t *bs = xb + size_t(a) * xq_stride + q8_K_act::kBsumsOffset;
-            I O = V::zero_i();
-            for (int k = 0; k < 8; ++k) O = V::dpwssd(O, w.pairs[k], V::bcast32(bs + 4 * k));
-            y = V::fma(V::cvt(V::sub_epi32(S, V::slli_epi32(O, 5))), V::mul(w.d, V::set1_ps(t[a].D)), y);
-        });
     }
 };
 

@@ -30,7 +30,7 @@ static_assert(kPanelRows == kRows16, "panels and B tiles share the 16-row layout
 template <>
 struct Panel<Q2_K> : PanelOf<Q2_K, Vec512> {};
 template <>
-struct Panel<Q3_K> : PanelOf<Q3_K, Vec512> {};
+struct Panel<Q3_K> : Q3KSub16Panel<Vec512> {};
 template <>
 struct Panel<IQ4_XS> : PanelOf<IQ4_XS, Vec512> {};
 
