@@ -168,9 +168,9 @@ struct PanelOf<Q3_K, V> : ScaledChunkPanel<V, 124, false> {
 // the 16 x 8 transpose: about 2000 operations per 16-row block, 77% of gemm4 in a perf record)
 // this decode is about 500, and the apply pays 16 vpmulld + 8 vpdpwssd more per activation.
 template <class V>
-struct Q3KSub16Panel : Sub16Panel<V, 2> {
+struct Q3KSub16Panel : Sub16Panel<V, 2, true> {
     using I = typename V::I;
-    using Weights = typename Sub16Panel<V, 2>::Weights;
+    using Weights = typename Sub16Panel<V, 2, true>::Weights;
     static constexpr int kMaxU = 7;  // the largest panel byte
     // The 16 scale bytes sc_j (int8) of the row in each 128-bit lane of x (the row's bytes 94 ..
     // 109: qs[62..63], scales[12] = S, d): sc_j = (low4_j | high2_j << 4) - 32, low4_j the low
@@ -212,7 +212,7 @@ struct Q3KSub16Panel : Sub16Panel<V, 2> {
         I z[4], t[4];  // t[k] byte b of row r: sc_{4k + b}
         for (int k = 0; k < 4; ++k) z[k] = scale_bytes(V::rows4(p, 94, k));
         panel_transpose_rows4<V>(z, t);
-        Sub16Panel<V, 2>::scales(t, w);
+        Sub16Panel<V, 2, true>::scales(t, w);
         w.d = panel_fp16<V>(p, 108);
     }
 };
