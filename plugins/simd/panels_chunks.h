@@ -2,17 +2,19 @@
 // activations, written once over the panel vector V (16 rows on zmm in the AVX-512 builds,
 // simd/wide512_panels_chunks.h; 8 rows on ymm in the 256-bit ones, simd/panels256_q8_K.h).
 //
-// Q3_K's and IQ3_S's panels come from the formats' own per-row decoders (F::decode: the chunks of
-// simd/formats_q8_K_act.h the token path dots) and a transpose of V::kRows rows (V::dense), the
-// way the AMX tile forms build their B tiles: one decoder per format for both layouts (a raw-byte
-// decoder was slower for Q3_K, simd/wide512_panels_chunks.h). The AVX-512 builds' IQ3_S panels
+// Q3_K's (8-row) and IQ3_S's panels come from the formats' own per-row decoders (F::decode: the
+// chunks of simd/formats_q8_K_act.h the token path dots) and a transpose of V::kRows rows
+// (V::dense), the way the AMX tile forms build their B tiles. The AVX-512 builds' Q3_K panels are
+// the unscaled sub-block ones of Q6_K's shape (Q3KSub16Panel below, decoded from raw bytes:
+// simd/wide512_panels_chunks.h says why). The AVX-512 builds' IQ3_S panels
 // replace the per-row grid gathers by vpermt2w lookups on 16 rows (simd/wide512_panels_iq3s.h). Q2_K and IQ4_XS have raw-byte decoders of their own (the rows' transposed bytes,
 // decoded on all rows at once), because the per-row decode cost them at m = 4 on AVX-512. The AMX
 // tiles load Q2_K's 16-row panels too (simd/tile_forms.h Q2_KPanelTiles: one digit).
 //
 // Two shapes, both exact in int32 and followed by the float side of the canonical order v2
 // (formats spec §5.3: fmaf((float)S, D_a * d, acc), then for Q2_K fmaf((float)M, -(D_a) * dmin, acc)):
-//   scaled (Q2_K, Q3_K): the chunks' scaled weights w' = q * sc fit one unsigned byte after an
+//   scaled (Q2_K, the 256-bit builds' Q3_K): the chunks' scaled weights w' = q * sc fit one
+//     unsigned byte after an
 //     offset K (Q2_K: 0..45, K = 0; Q3_K: -124..128, K = 124), so S = (64 dot4) - K * sum(a)
 //     per activation, no multiplies; Q2_K's M is 8 vpdpwssd of the rows' mins (int16 pairs) x bsums.
 //   sub-blocks (IQ4_XS, IQ3_S): |v * sc| needs two bytes, so the panels hold v + K (IQ4_XS K = 128:
@@ -104,6 +106,16 @@ struct ScaledChunkPanel {
 // is bits 2g, 2g + 1 of qs[32i ..]; its values 16h .. 16h + 15 (panels 4h .. 4h + 3) are
 // sub-block s = 2(4i + g) + h, scaled by one vpmullw with the rows' sc_s in both words of each
 // lane (every byte q * sc <= 45: no carry into its neighbour).
+// The 256-bit builds' Q2_K decode loops unrolled: left to itself GCC kept them as loops, ts[] on
+// the stack and the scale shifts by a variable count, and unrolled avx2 ran gemm4 / gemm8 /
+// gemm32 17-20% faster in cache (Zen 5 VM, 4 alternating rounds); the AVX-512 builds' were 5-7%
+// slower unrolled, so they keep GCC's choice.
+#ifdef MEMRA_SIMD_WIDE512
+#define MEMRA_Q2K_PANEL_UNROLL
+#else
+#define MEMRA_Q2K_PANEL_UNROLL _Pragma("GCC unroll 4")
+#endif
+
 template <class V>
 struct PanelOf<Q2_K, V> : ScaledChunkPanel<V, 0, true> {
     using I = typename V::I;
@@ -113,13 +125,13 @@ struct PanelOf<Q2_K, V> : ScaledChunkPanel<V, 0, true> {
         const I m2 = V::set1_epi8(0x03), m4 = V::set1_epi8(0x0F), low4 = V::set1_epi32(0x0F);
         I ts[4];  // ts[k] lane r: row r's scale bytes 4k .. 4k + 3 (sub-blocks 4k + j)
         panel_transpose<V>(p, 0, ts);
-#pragma GCC unroll 2
+        MEMRA_Q2K_PANEL_UNROLL
         for (int i = 0; i < 2; ++i)
-#pragma GCC unroll 2
+            MEMRA_Q2K_PANEL_UNROLL
             for (int h = 0; h < 2; ++h) {
                 I t[4];
                 panel_transpose<V>(p, 16 + 32 * size_t(i) + 16 * size_t(h), t);
-#pragma GCC unroll 4
+                MEMRA_Q2K_PANEL_UNROLL
                 for (int g = 0; g < 4; ++g) {
                     const int s = 2 * (4 * i + g) + h;
                     const I sc = V::and_(V::srli_epi32(ts[s / 4], unsigned(8 * (s % 4))), low4);
