@@ -22,8 +22,9 @@
 //
 // A panel vector V provides kRows, I / F (its int and float registers), the int ops the decoders
 // use (set1_epi8, set1_epi32, bcast32 from memory, and_, or_, xor_, srli4 (16-bit shift by 4),
-// shifts of 16- and 32-bit lanes, add / sub / mullo of int32, mullo of int16, shuffle_epi8,
-// add_epi8, abs_epi8, broadcast128), dot4(acc, u, s) (exact u8 x s8 sums per dword), dpwssd(acc, a, b)
+// shifts of 16- and 32-bit lanes (srlv_epi32: per lane), add / sub / mullo of int32, mullo of
+// int16, shuffle_epi8, add_epi8, sub_epi8, abs_epi8, broadcast128), dot4(acc, u, s) (exact
+// u8 x s8 sums per dword), dpwssd(acc, a, b)
 // (int16 pair products summed per dword), dense (kRows rows' 32 bytes as 8 panels), the float ops (zero, cvt, mul, fma, set1_ps, load_ps, storeu, cvtph of kRows fp16) and the
 // transpose's pieces (rows4, unpack lo/hi of 32 and 64 bits); MEMRA_PANEL_VEC_OPS writes those
 // that differ between widths by name only.
@@ -66,6 +67,8 @@ inline int32_t load_i32(const uint8_t *p) {
     static inline I srli4(I a) { return P##_srli_epi16(a, 4); }                     \
     static inline I shuffle_epi8(I table, I idx) { return P##_shuffle_epi8(table, idx); } \
     static inline I add_epi8(I a, I b) { return P##_add_epi8(a, b); }               \
+    static inline I sub_epi8(I a, I b) { return P##_sub_epi8(a, b); }               \
+    static inline I srlv_epi32(I a, I n) { return P##_srlv_epi32(a, n); }           \
     static inline I zero_i() { return P##_setzero_##SI(); }                         \
     static inline I abs_epi8(I a) { return P##_abs_epi8(a); }                       \
     static inline I or_(I a, I b) { return P##_or_##SI(a, b); }                     \

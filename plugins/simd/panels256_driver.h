@@ -21,6 +21,7 @@ struct Vec256 {
     // groups of 2 were 5-12% slower at m = 4 / 8 in cache (avxvnni Q4_K, IQ4_XS, Q3_K).
     static constexpr int kSumGroup = 0;
     static constexpr int kPassPanels = 0;  // one sub-block per pass
+    static constexpr bool kPairSums = false;  // one sub-block per pass: nothing to pair
     using I = __m256i;
     using F = __m256;
     MEMRA_PANEL_VEC_OPS(_mm256, si256)

@@ -2,17 +2,19 @@
 // activations, written once over the panel vector V (16 rows on zmm in the AVX-512 builds,
 // simd/wide512_panels_chunks.h; 8 rows on ymm in the 256-bit ones, simd/panels256_q8_K.h).
 //
-// Q3_K's and IQ3_S's panels come from the formats' own per-row decoders (F::decode: the chunks of
-// simd/formats_q8_K_act.h the token path dots) and a transpose of V::kRows rows (V::dense), the
-// way the AMX tile forms build their B tiles: one decoder per format for both layouts (a raw-byte
-// decoder was slower for Q3_K, simd/wide512_panels_chunks.h). The AVX-512 builds' IQ3_S panels
+// Q3_K's (8-row) and IQ3_S's panels come from the formats' own per-row decoders (F::decode: the
+// chunks of simd/formats_q8_K_act.h the token path dots) and a transpose of V::kRows rows
+// (V::dense), the way the AMX tile forms build their B tiles. The AVX-512 builds' Q3_K panels are
+// the unscaled sub-block ones of Q6_K's shape (Q3KSub16Panel below, decoded from raw bytes:
+// simd/wide512_panels_chunks.h says why). The AVX-512 builds' IQ3_S panels
 // replace the per-row grid gathers by vpermt2w lookups on 16 rows (simd/wide512_panels_iq3s.h). Q2_K and IQ4_XS have raw-byte decoders of their own (the rows' transposed bytes,
 // decoded on all rows at once), because the per-row decode cost them at m = 4 on AVX-512. The AMX
 // tiles load Q2_K's 16-row panels too (simd/tile_forms.h Q2_KPanelTiles: one digit).
 //
 // Two shapes, both exact in int32 and followed by the float side of the canonical order v2
 // (formats spec §5.3: fmaf((float)S, D_a * d, acc), then for Q2_K fmaf((float)M, -(D_a) * dmin, acc)):
-//   scaled (Q2_K, Q3_K): the chunks' scaled weights w' = q * sc fit one unsigned byte after an
+//   scaled (Q2_K, the 256-bit builds' Q3_K): the chunks' scaled weights w' = q * sc fit one
+//     unsigned byte after an
 //     offset K (Q2_K: 0..45, K = 0; Q3_K: -124..128, K = 124), so S = (64 dot4) - K * sum(a)
 //     per activation, no multiplies; Q2_K's M is 8 vpdpwssd of the rows' mins (int16 pairs) x bsums.
 //   sub-blocks (IQ4_XS, IQ3_S): |v * sc| needs two bytes, so the panels hold v + K (IQ4_XS K = 128:
@@ -104,6 +106,16 @@ struct ScaledChunkPanel {
 // is bits 2g, 2g + 1 of qs[32i ..]; its values 16h .. 16h + 15 (panels 4h .. 4h + 3) are
 // sub-block s = 2(4i + g) + h, scaled by one vpmullw with the rows' sc_s in both words of each
 // lane (every byte q * sc <= 45: no carry into its neighbour).
+// The 256-bit builds' Q2_K decode loops unrolled: left to itself GCC kept them as loops, ts[] on
+// the stack and the scale shifts by a variable count, and unrolled avx2 ran gemm4 / gemm8 /
+// gemm32 17-20% faster in cache (Zen 5 VM, 4 alternating rounds); the AVX-512 builds' were 5-7%
+// slower unrolled, so they keep GCC's choice.
+#ifdef MEMRA_SIMD_WIDE512
+#define MEMRA_Q2K_PANEL_UNROLL
+#else
+#define MEMRA_Q2K_PANEL_UNROLL _Pragma("GCC unroll 4")
+#endif
+
 template <class V>
 struct PanelOf<Q2_K, V> : ScaledChunkPanel<V, 0, true> {
     using I = typename V::I;
@@ -113,10 +125,13 @@ struct PanelOf<Q2_K, V> : ScaledChunkPanel<V, 0, true> {
         const I m2 = V::set1_epi8(0x03), m4 = V::set1_epi8(0x0F), low4 = V::set1_epi32(0x0F);
         I ts[4];  // ts[k] lane r: row r's scale bytes 4k .. 4k + 3 (sub-blocks 4k + j)
         panel_transpose<V>(p, 0, ts);
+        MEMRA_Q2K_PANEL_UNROLL
         for (int i = 0; i < 2; ++i)
+            MEMRA_Q2K_PANEL_UNROLL
             for (int h = 0; h < 2; ++h) {
                 I t[4];
                 panel_transpose<V>(p, 16 + 32 * size_t(i) + 16 * size_t(h), t);
+                MEMRA_Q2K_PANEL_UNROLL
                 for (int g = 0; g < 4; ++g) {
                     const int s = 2 * (4 * i + g) + h;
                     const I sc = V::and_(V::srli_epi32(ts[s / 4], unsigned(8 * (s % 4))), low4);
@@ -154,6 +169,63 @@ struct PanelOf<Q3_K, V> : ScaledChunkPanel<V, 124, false> {
         typename Q3_K::Head h[V::kRows];
         chunk_panels<Q3_K, V>(p, w.P, h, q3k_chunk_bytes);
         w.d = panel_f32<V>([&](int r) { return h[r].d; });
+    }
+};
+
+// Q3_K (hmask[32] | qs[64] | scales[12] | fp16 d) on the panels of 16 sub-blocks of 16 (Q6_K's
+// apply, u = q + 4: 0..7), decoded from the rows' transposed raw bytes: the AVX-512 build's
+// Panel<Q3_K> (simd/wide512_panels_chunks.h). Chunk C = 4 i + g (values 32 C + l) is bits 2g,
+// 2g + 1 of qs[32 i + l] | bit C of hmask[l] as bit 2; its halves h (l = 16 h + t) are
+// sub-blocks 2C + h. Against the scaled panels (per-row decode, (u - 4) * sc + 124 as bytes, then
+// the 16 x 8 transpose: about 2000 operations per 16-row block, 77% of gemm4 in a perf record)
+// this decode is about 500, and the apply pays 16 vpmulld + 8 vpdpwssd more per activation.
+template <class V>
+struct Q3KSub16Panel : Sub16Panel<V, 2, true> {
+    using I = typename V::I;
+    using Weights = typename Sub16Panel<V, 2, true>::Weights;
+    static constexpr int kMaxU = 7;  // the largest panel byte
+    // The 16 scale bytes sc_j (int8) of the row in each 128-bit lane of x (the row's bytes 94 ..
+    // 109: qs[62..63], scales[12] = S, d): sc_j = (low4_j | high2_j << 4) - 32, low4_j the low
+    // nibble of S[j] (j < 8) or the high nibble of S[j - 8], high2_j bits 2 (j / 4), + 1 of
+    // S[8 + j % 4] (the token path's Q3_KFields::head on 4 rows at once).
+    static inline I scale_bytes(I x) {
+        const I a = V::shuffle_epi8(x, lanes16(2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6, 7, 8, 9));
+        const I lo_mask = lanes16(15, 15, 15, 15, 15, 15, 15, 15, 0, 0, 0, 0, 0, 0, 0, 0);
+        const I hi_mask = lanes16(0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15, 15, 15, 15, 15);
+        const I low = V::or_(V::and_(a, lo_mask), V::and_(V::srli4(a), hi_mask));
+        const I high_bytes = lanes16(10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13, 10, 11, 12, 13);
+        const I b = V::shuffle_epi8(x, high_bytes);  // S[8 .. 11] in every dword
+        const I shifts = V::broadcast128(_mm_setr_epi32(0, 2, 4, 6));
+        const I high = V::and_(V::srlv_epi32(b, shifts), V::set1_epi8(0x03));
+        return V::sub_epi8(V::or_(low, V::slli_epi16(high, 4)), V::set1_epi8(32));
+    }
+    template <class... B>
+    static inline I lanes16(B... b) { return V::broadcast128(_mm_setr_epi8(char(b)...)); }
+    static inline void decode(const uint8_t *const p[], Weights &w) {
+        const I m3 = V::set1_epi8(0x03), m4 = V::set1_epi8(0x04);
+        I hm[2][4];  // hm[h][k] lane r: hmask bytes 16 h + 4 k .. + 3 of row r
+        for (int h = 0; h < 2; ++h) panel_transpose<V>(p, 16 * size_t(h), hm[h]);
+        for (int i = 0; i < 2; ++i)
+            for (int h = 0; h < 2; ++h) {
+                I t[4];
+                panel_transpose<V>(p, 32 + 32 * size_t(i) + 16 * size_t(h), t);
+                for (int g = 0; g < 4; ++g) {
+                    const int c = 4 * i + g;
+                    for (int k = 0; k < 4; ++k) {
+                        const I lo = V::and_(g ? V::srli_epi16(t[k], unsigned(2 * g)) : t[k], m3);
+                        const I x = hm[h][k];  // bit c to bit 2
+                        const I hb = c > 2   ? V::srli_epi16(x, unsigned(c - 2))
+                                     : c < 2 ? V::slli_epi16(x, unsigned(2 - c))
+                                             : x;
+                        w.P[2 * c + h][k] = V::or_(lo, V::and_(hb, m4));
+                    }
+                }
+            }
+        I z[4], t[4];  // t[k] byte b of row r: sc_{4k + b}
+        for (int k = 0; k < 4; ++k) z[k] = scale_bytes(V::rows4(p, 94, k));
+        panel_transpose_rows4<V>(z, t);
+        Sub16Panel<V, 2, true>::scales(t, w);
+        w.d = panel_fp16<V>(p, 108);
     }
 };
 

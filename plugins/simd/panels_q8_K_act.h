@@ -100,19 +100,25 @@ inline void grouped_subblock_sums(typename V::I *S, const typename V::I (*P)[G],
 // kScaled = false: the panels hold weights already scaled (sc unused), S[a] is their plain dot.
 // kSigned: the panels hold SIGNED bytes and Abs their magnitudes, dotted by V::dot4_signed (Abs
 // in registers, P read from memory).
-template <class V, int NSub, int G, bool kScaled = true, bool kSigned = false>
+// pairs (kPaired, where every sub-block's sum fits int16 and V pairs them, V::kPairSums): the
+// rows' (sc_2k, sc_2k+1) as int16 pairs; past the groups two sub-blocks' sums are then packed
+// into int16 pairs and scaled by one vpdpwssd, not two vpmulld.
+template <class V, int NSub, int G, bool kScaled = true, bool kSigned = false, bool kPaired = false>
 inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], const typename V::I *sc,
                                  const uint8_t *qs, size_t xq_stride, int32_t ms,
-                                 const typename V::I (*Abs)[G] = nullptr) {
+                                 const typename V::I (*Abs)[G] = nullptr,
+                                 const typename V::I *pairs = nullptr) {
     using I = typename V::I;
     if constexpr (V::kSumGroup > 0)
         if (ms <= kGroupedSumsMaxM) return grouped_subblock_sums<V, NSub, G, kScaled, kSigned>(S, P, sc, qs, xq_stride, ms, Abs);
     constexpr int J = V::kPassPanels / G > 1 && NSub % (V::kPassPanels / G) == 0 ? V::kPassPanels / G : 1;
+    constexpr bool kPairs = kPaired && kScaled && J % 2 == 0;
     for (int j0 = 0; j0 < NSub; j0 += J) {
         I p[J][G], m[J];  // the pass's panels and multipliers in registers (S[a]'s stores may alias sc)
         for (int jj = 0; jj < J; ++jj) {
             for (int g = 0; g < G; ++g) p[jj][g] = kSigned ? Abs[j0 + jj][g] : P[j0 + jj][g];
-            if constexpr (kScaled) m[jj] = sc[j0 + jj];
+            if constexpr (kPairs) m[jj] = pairs[(j0 + jj) / 2];
+            else if constexpr (kScaled) m[jj] = sc[j0 + jj];
         }
         for (int32_t a = 0; a < ms; ++a) {
             const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j0;
@@ -123,9 +129,17 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
                     if constexpr (kSigned) s[jj] = V::dot4_signed(s[jj], p[jj][g], P[j0 + jj][g], V::bcast32(x + 4 * (G * jj + g)));
                     else s[jj] = V::dot4_bcast(s[jj], p[jj][g], x + 4 * (G * jj + g));
                 }
-                if constexpr (kScaled) s[jj] = V::mullo_epi32(s[jj], m[jj]);
+                if constexpr (kPairs) {
+                    if (jj % 2) {
+                        const I both = V::pack_lo16(s[jj - 1], s[jj]);
+                        s[jj - 1] = V::dpwssd(V::zero_i(), both, m[jj]);
+                    }
+                } else if constexpr (kScaled) {
+                    s[jj] = V::mullo_epi32(s[jj], m[jj]);
+                }
             }
-            for (int jj = 1; jj < J; ++jj) s[0] = V::add_epi32(s[0], s[jj]);
+            for (int jj = 1; jj < J; ++jj)
+                if (!kPairs || jj % 2 == 0) s[0] = V::add_epi32(s[0], s[jj]);
             S[a] = kScaled && j0 > 0 ? V::add_epi32(S[a], s[0]) : s[0];
         }
     }
@@ -134,11 +148,16 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
 // A sub-block panel's apply: the exact S of every activation (scaled_subblock_sums over the
 // weights' P and sc), then term(acc[a], S[a], a), the format's integer rest and float side, in
 // activation order.
-template <class V, int NSub, int G, class Weights, class Term>
+template <class V, int NSub, int G, bool kPaired = false, class Weights, class Term>
 inline void subblock_apply(typename V::F *acc, const Weights &w, const uint8_t *xb, size_t xq_stride, int32_t ms,
                            Term term) {
     typename V::I S[kMaxM];
-    scaled_subblock_sums<V, NSub, G>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms);
+    const uint8_t *qs = xb + q8_K_act::kQsOffset;
+    if constexpr (kPaired)
+        scaled_subblock_sums<V, NSub, G, true, false, true>(S, w.P, w.sc, qs, xq_stride, ms, nullptr,
+                                                            w.pairs);
+    else
+        scaled_subblock_sums<V, NSub, G>(S, w.P, w.sc, qs, xq_stride, ms);
     for (int32_t a = 0; a < ms; ++a) term(acc[a], S[a], a);
 }
 
@@ -251,16 +270,17 @@ struct PanelOf<Q4_K, V> : K4Panel<V, 16, false> {};
 template <class V>
 struct PanelOf<Q5_K, V> : K4Panel<V, 48, true> {};
 
-// Q6_K (ql[128] | qh[64] | int8 scales[16] | fp16 d), formats spec §5.3: per super-block
-// S = sum_s sc_s * sum_{i in s} q_i a_i over 16 sub-blocks of 16, q in -32..31, then
-// acc = fmaf((float)S, D_a * d, acc). On panels the quants are the unsigned u = q + 32 (0..63):
-// 4 dot4 per sub-block, times the rows' sc_s, and the offset 32 * sum_s sc_s bs[s] is 8
+// The panels of 16 sub-blocks of 16 values with signed int8 scales and one term (Q6_K, Q3_K),
+// formats spec §5.3: per super-block S = sum_s sc_s * sum_{i in s} q_i a_i, then
+// acc = fmaf((float)S, D_a * d, acc). On panels the quants are the unsigned u = q + 2^kShift:
+// 4 dot4 per sub-block, times the rows' sc_s, and the offset 2^kShift * sum_s sc_s bs[s] is 8
 // vpdpwssd of the rows' scales as int16 pairs against the activation's bsums pairs, read straight
 // from the Q8_K block, exact in int32 (the token path's Q6_KFields::ints does the same).
-template <class V>
-struct PanelOf<Q6_K, V> {
+// kPaired: every sub-block's sum fits int16 (Q3_K: 16 x 7 x 128 < 32768), so scaled_subblock_sums
+// may scale two at once.
+template <class V, int kShift, bool kPaired = false>
+struct Sub16Panel {
     using I = typename V::I;
-    static constexpr int kMaxU = 63;  // the largest panel byte
     struct Act {
         float D;  // D_a
     };
@@ -271,6 +291,32 @@ struct PanelOf<Q6_K, V> {
         I pairs[8];  // int16 pairs (sc_2k, sc_2k+1) of the rows
         typename V::F d;
     };
+    // sc and pairs from the rows' scale bytes (t[k] byte b of row r: sc_{4k + b}, int8)
+    static inline void scales(const I t[4], Weights &w) {
+        for (int sb = 0; sb < 16; ++sb)
+            w.sc[sb] = V::srai_epi32(V::slli_epi32(t[sb / 4], unsigned(24 - 8 * (sb % 4))), 24);
+        for (int k = 0; k < 4; ++k) byte_pairs16<V, true>(t[k], w.pairs[2 * k], w.pairs[2 * k + 1]);
+    }
+    static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb,
+                             size_t xq_stride, int32_t ms) {
+        constexpr bool kPairs = kPaired && V::kPairSums;
+        subblock_apply<V, 16, 4, kPairs>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I S,
+                                                                          int32_t a) {
+            const uint8_t *bs = xb + size_t(a) * xq_stride + q8_K_act::kBsumsOffset;
+            I O = V::zero_i();
+            for (int k = 0; k < 8; ++k) O = V::dpwssd(O, w.pairs[k], V::bcast32(bs + 4 * k));
+            const I s = V::sub_epi32(S, V::slli_epi32(O, kShift));
+            y = V::fma(V::cvt(s), V::mul(w.d, V::set1_ps(t[a].D)), y);
+        });
+    }
+};
+
+// Q6_K (ql[128] | qh[64] | int8 scales[16] | fp16 d): u = q + 32 (0..63).
+template <class V>
+struct PanelOf<Q6_K, V> : Sub16Panel<V, 5> {
+    using I = typename V::I;
+    using Weights = typename Sub16Panel<V, 5>::Weights;
+    static constexpr int kMaxU = 63;  // the largest panel byte
     static inline void decode(const uint8_t *const p[], Weights &w) {
         // Chunk C = 4 i + g (values 128 i + 32 g + l): the low 4 bits from nibble g / 2 of
         // ql[64 i + 32 (g % 2) + l], bits 4-5 from bits 2g, 2g + 1 of qh[32 i + l]; its halves
@@ -299,20 +345,8 @@ struct PanelOf<Q6_K, V> {
             }
         I t[4];  // t[k] byte b of row r: sc_{4k + b}
         panel_transpose<V>(p, 192, t);
-        for (int sb = 0; sb < 16; ++sb)
-            w.sc[sb] = V::srai_epi32(V::slli_epi32(t[sb / 4], unsigned(24 - 8 * (sb % 4))), 24);
-        // (sc_2k, sc_2k+1) as int16 pairs
-        for (int k = 0; k < 4; ++k) byte_pairs16<V, true>(t[k], w.pairs[2 * k], w.pairs[2 * k + 1]);
+        Sub16Panel<V, 5>::scales(t, w);
         w.d = panel_fp16<V>(p, 208);
-    }
-    static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
-                             int32_t ms) {
-        subblock_apply<V, 16, 4>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I S, int32_t a) {
-            const uint8_t *bs = xb + size_t(a) * xq_stride + q8_K_act::kBsumsOffset;
-            I O = V::zero_i();
-            for (int k = 0; k < 8; ++k) O = V::dpwssd(O, w.pairs[k], V::bcast32(bs + 4 * k));
-            y = V::fma(V::cvt(V::sub_epi32(S, V::slli_epi32(O, 5))), V::mul(w.d, V::set1_ps(t[a].D)), y);
-        });
     }
 };
 

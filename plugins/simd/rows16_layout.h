@@ -4,9 +4,9 @@
 // shared by both: either the format's per-row decoder then a transpose of 16 rows (decode_rows +
 // dense_b below: IQ4_XS, IQ3_S, Q3_K), or a transpose of the RAW bytes of 16 rows and the decode
 // on all 16 at once (simd/wide512_panels*.h: Q8_0, Q4_0, MXFP4, Q2_K; the AMX tiles load those
-// panels). IQ4_XS, IQ3_S, Q4_K, Q5_K and Q6_K keep two (plugins/simd/README.md says why): raw-byte
-// panels for VNNI (IQ3_S: grid lookups on 16 rows by vpermt2w, simd/wide512_panels_iq3s.h), per-row
-// decodes for AMX.
+// panels). IQ4_XS, IQ3_S, Q3_K, Q4_K, Q5_K and Q6_K keep two (plugins/simd/README.md says why):
+// raw-byte panels for VNNI (IQ3_S: grid lookups on 16 rows by vpermt2w, simd/wide512_panels_iq3s.h;
+// Q3_K unscaled, simd/wide512_panels_chunks.h), per-row decodes for AMX.
 #pragma once
 
 #include <immintrin.h>

@@ -36,6 +36,12 @@ struct Vec512 {
         return acc;
     }
     static inline I dpwssd(I acc, I a, I b) { return _mm512_dpwssd_epi32(acc, a, b); }
+    // The low 16 bits of a's and b's int32 lanes as int16 pairs (a, b): scaled_subblock_sums'
+    // kPaired.
+    static constexpr bool kPairSums = true;
+    static inline I pack_lo16(I a, I b) {
+        return _mm512_mask_blend_epi16(0xAAAAAAAA, a, _mm512_slli_epi32(b, 16));
+    }
     // 16 rows' 32 bytes as 8 panels: simd/rows16_layout.h's dense_b (defined there).
     static inline void dense(const __m256i w[16], I P[8]);
     static inline F cvtph(const uint16_t *h) { return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i *>(h))); }

@@ -5,10 +5,16 @@
 // Measured on Zen 5 for the per-row or raw-byte choice of each format's decoder:
 //  - Q2_K's raw-byte decoder: per-row decodes + dense_b cost 3.4-3.7 token calls at m = 4
 //    against the old path's 2.7.
-//  - Q3_K stays on the per-row decode: a raw-byte decoder of its panels (16 rows' transposed
-//    hmask / qs / scale bytes, the signed (u - 4) * sc + 124 scaled in even and odd 16-bit words
-//    apart) was slower at every m (m = 4 / 8 / 32: 3.3-3.5 / 3.6-3.9 / 5.9-6.3 token calls
-//    against 3.0 / 3.2 / 5.4): the signed scaling costs 11 operations per panel.
+//  - Q3_K's panels hold the unscaled u = q + 4 with Q6_K's sub-block multipliers, decoded from
+//    raw bytes (Q3KSub16Panel, simd/panels_chunks.h): the scaled bytes (u - 4) * sc + 124 cost
+//    about 2000 operations per 16-row block by the per-row decoder + dense_b (77% of gemm4), and
+//    a raw-byte decoder of those scaled bytes was slower still (m = 4 / 8 / 32: 3.3-3.5 / 3.6-3.9
+//    / 5.9-6.3 token calls against 3.0 / 3.2 / 5.4: the signed scaling costs 11 operations per
+//    panel); unscaled, the decode is about 500 and the apply pays 16 vpmulld + 8 vpdpwssd more
+//    per activation (past m = 8 two sub-blocks per vpdpwssd: their sums fit int16). In cache
+//    (3 alternating rounds, median) gemm4 389 -> 214 us, gemm8 468 -> 305, gemm32 890 -> 780;
+//    from DRAM m = 4 / 8 / 32 2.0-2.1 / 2.5 / 4.9 -> 1.3-1.5 / 1.8-1.9 / 4.6-4.7 token calls.
+//    Its AMX tiles keep the per-row decode.
 //  - IQ4_XS keeps a raw-byte decoder for the VNNI panels; its AMX tiles keep the per-row decode
 //    (they hold v x sc in two digits; these panels hold v + 128 unscaled).
 //  - IQ3_S's VNNI panels have their own 16-row decoder (simd/wide512_panels_iq3s.h: the per-row
@@ -30,7 +36,7 @@ static_assert(kPanelRows == kRows16, "panels and B tiles share the 16-row layout
 template <>
 struct Panel<Q2_K> : PanelOf<Q2_K, Vec512> {};
 template <>
-struct Panel<Q3_K> : PanelOf<Q3_K, Vec512> {};
+struct Panel<Q3_K> : Q3KSub16Panel<Vec512> {};
 template <>
 struct Panel<IQ4_XS> : PanelOf<IQ4_XS, Vec512> {};
 
