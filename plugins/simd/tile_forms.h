@@ -9,12 +9,17 @@
 //   kSteps, kStepBytes   tile K steps per weight block, bytes of activation per step
 //   kDigits              1: B holds the weights as signed bytes (tdpbssd); 2: the scaled weights
 //                        w' = q * scale (|w'| < 2^15) as an unsigned low digit (tdpbsud) and a
-//                        signed high digit (tdpbssd): S = C_lo + 256 C_hi, exact in int32
+//                        high digit: S = C_lo + 2^kHiShift C_hi, exact in int32
+//   kHiShift, kHiUnsigned  with two digits: the high digit's weight (8: w''s bytes) and whether
+//                        it is unsigned (tdpbsud; the forms that split the scale instead,
+//                        simd/tile_panel_forms.h) or signed (tdpbssd)
 //   kUnsignedB           with one digit: B holds unsigned bytes (tdpbsud), else signed
 //   kActQs               where the quants start in an activation block
 //   Scales, build(p, B, scales)  the B tiles B[digit][step] of the 16 rows' blocks at p[0..15],
 //                        and their float scales (and min weights), once per block
-//   act_scale(act)       the activation block's d_a as a float (the driver tabulates it per call)
+//   ActConst, act_const(act)  the activation block's constants: its d_a as a float (ActConst =
+//                        float), or a struct with d and an integer offset term (Q3_K's panels);
+//                        the driver tabulates them per call
 //   combine(acc, w, lo, hi, act, d_a)  acc (16 rows of one activation) += the block, in the v2
 //                        order: fma(S, d * d_a) [then fma(M, -(d_a) * dmin)]
 #pragma once
@@ -68,7 +73,8 @@ struct Block32Tiles {
             _mm512_store_si512(B + kTileRowBytes * g, _mm512_sub_epi8(wb.P[g], _mm512_set1_epi8(char(kOffset))));
         scales.d = wb.d;
     }
-    static float act_scale(const uint8_t *act) { return fp16(act); }
+    using ActConst = float;
+    static float act_const(const uint8_t *act) { return fp16(act); }
     static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *, const uint8_t *, float d_a) {
         const __m512 S = _mm512_cvtepi32_ps(_mm512_load_si512(lo));
         acc = _mm512_fmadd_ps(S, _mm512_mul_ps(w.d, _mm512_set1_ps(d_a)), acc);
@@ -102,8 +108,8 @@ struct Q2KMins {  // Q2_K: min s against bs[s]
 template <class F, int QOffset = 0, class Mins = NoMins, int Digits = 2>
 struct SuperBlockTiles {
     using Format = F;
-    static constexpr int kSteps = 4, kStepBytes = 64, kDigits = Digits;
-    static constexpr bool kUnsignedB = Digits == 1;
+    static constexpr int kSteps = 4, kStepBytes = 64, kDigits = Digits, kHiShift = 8;
+    static constexpr bool kUnsignedB = Digits == 1, kHiUnsigned = false;
     static constexpr size_t kActQs = q8_K_act::kQsOffset;
     static void build_b(const typename F::Block *blk, uint8_t *B) {
         for (int c = 0; c < 8; ++c) {  // chunk c: step c / 2, tile rows 8 (c % 2) ..
@@ -139,11 +145,16 @@ struct SuperBlockTiles {
         }
         return w;
     }
-    static float act_scale(const uint8_t *act) { return f32(act); }
+    using ActConst = float;
+    static float act_const(const uint8_t *act) { return f32(act); }
     static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act,
                         float d_a) {
         const __m512i S = Digits == 1 ? _mm512_load_si512(lo)
                                       : _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), 8));
+        float_side(acc, w, S, act, d_a);
+    }
+    // The v2 float side of the super-block's exact S (and the rows' min term) for 16 rows.
+    static void float_side(__m512 &acc, const Scales &w, __m512i S, const uint8_t *act, float d_a) {
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(w.d, _mm512_set1_ps(d_a)), acc);
         if constexpr (Mins::kPairs > 0) {
             const ActK x = act_k(act);

@@ -37,7 +37,8 @@ inline void tile_dots(Tiles &tiles, const uint8_t *a, size_t a_stride, const uin
         if constexpr (T::kDigits == 2) {
             tiles.template dp_su<kC, kTileA, kTileB>();
             tiles.template load<kTileBHi>(B + (T::kSteps + s) * kBBytes, kTileRowBytes);
-            tiles.template dp_ss<kCHi, kTileA, kTileBHi>();
+            if constexpr (T::kHiUnsigned) tiles.template dp_su<kCHi, kTileA, kTileBHi>();
+            else tiles.template dp_ss<kCHi, kTileA, kTileBHi>();
         } else if constexpr (T::kUnsignedB) {
             tiles.template dp_su<kC, kTileA, kTileB>();
         } else {
@@ -48,18 +49,19 @@ inline void tile_dots(Tiles &tiles, const uint8_t *a, size_t a_stride, const uin
     if constexpr (T::kDigits == 2) tiles.template store<kCHi>(C + kTileRows * 16, kTileRowBytes);
 }
 
-// The activations' scales d_a of a call, per block and activation (entry b * m + j), in floats
-// once per call rather than once per (activation, block, 16 rows) in the epilogue (an fp16
-// conversion for the 32-element formats; not measured apart from the m-row tiles, with which it
-// went in). 64 KiB on the stack as the VNNI panels' table (simd/panel_driver.h);
-// the activations of a call whose m x blocks do not fit are taken in slices (each a pass over the
-// rows), and a row too long for one activation's table converts in the epilogue.
-constexpr size_t kActScaleEntries = 64 * 1024 / sizeof(float);
+// The activations' constants of a call (T::ActConst: the scale d_a as a float, and for Q3_K the
+// offset term of its panels too), per block and activation (entry b * m + j), once per call
+// rather than once per (activation, block, 16 rows) in the epilogue (an fp16 conversion for the
+// 32-element formats; not measured apart from the m-row tiles, with which it went in). 64 KiB on
+// the stack as the VNNI panels' table (simd/panel_driver.h); the activations of a call whose
+// m x blocks do not fit are taken in slices (each a pass over the rows), and a row too long for
+// one activation's table computes them in the epilogue.
+constexpr size_t kActTableBytes = 64 * 1024;
 
 // y[j * ldy + r] for rows [0, rows) and activations [0, m <= kMaxM): rows in groups of 16 (a
 // partial last group repeats its last row, dropped at the end), each weight block decoded once
 // for all m activations; activations in tiles of tile_rows (a partial last tile read from a
-// zero-padded copy, so no load passes the caller's buffer). d_a: the activations' scales as
+// zero-padded copy, so no load passes the caller's buffer). d_a: the activations' constants as
 // above, or nullptr.
 //
 // Software-pipelined over the blocks: iteration b runs the tile dots of block b (its B built in
@@ -73,7 +75,8 @@ constexpr size_t kActScaleEntries = 64 * 1024 / sizeof(float);
 // order (batch invariance and scalar's bits untouched).
 template <class T>
 void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n,
-                      const uint8_t *xq, size_t xq_stride, int32_t m, const float *d_a, float *y, size_t ldy) {
+                      const uint8_t *xq, size_t xq_stride, int32_t m, const typename T::ActConst *d_a, float *y,
+                      size_t ldy) {
     using F = typename T::Format;
     constexpr int kBBytes = T::kStepBytes / 4 * kTileRowBytes;
     constexpr int kActBlockQs = T::kSteps * T::kStepBytes;
@@ -118,12 +121,12 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
         };
         auto epilogue = [&](int32_t b) {
             const uint8_t *xb = xq + size_t(b) * F::kActBytes;
-            const float *db = d_a ? d_a + size_t(b) * size_t(m) : nullptr;
+            const typename T::ActConst *db = d_a ? d_a + size_t(b) * size_t(m) : nullptr;
             for (int32_t j = 0; j < m; ++j) {
                 const uint8_t *act = xb + size_t(j) * xq_stride;
                 const int32_t(&c)[T::kDigits][kTileRows][16] = C[b % 2][j / kTileRows];
                 T::combine(acc[j], scales[b % 3], c[0][j % kTileRows], c[T::kDigits - 1][j % kTileRows], act,
-                           db ? db[j] : T::act_scale(act));
+                           db ? db[j] : T::act_const(act));
             }
         };
         for (int32_t j = 0; j < m; ++j) acc[j] = _mm512_setzero_ps();
@@ -157,9 +160,10 @@ void tile_gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, cons
     tiles.configure(shapes);
     const uint8_t *x = static_cast<const uint8_t *>(xq);
     const int32_t nb = n / F::kElems;
-    const int32_t fit = nb > 0 ? int32_t(kActScaleEntries / size_t(nb)) : kMaxM;
+    constexpr size_t kEntries = kActTableBytes / sizeof(typename T::ActConst);
+    const int32_t fit = nb > 0 ? int32_t(kEntries / size_t(nb)) : kMaxM;
     const int32_t slice = fit < 1 ? kMaxM : fit < kMaxM ? fit : kMaxM;  // beyond the interface's 64, too
-    float d_a[kActScaleEntries];
+    typename T::ActConst d_a[kEntries];
     for (int32_t j0 = 0; j0 < m; j0 += slice) {
         const int32_t ms = m - j0 < slice ? m - j0 : slice;
         const uint8_t *xs = x + size_t(j0) * xq_stride;
@@ -167,7 +171,7 @@ void tile_gemm(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, cons
             for (int32_t b = 0; b < nb; ++b)
                 for (int32_t j = 0; j < ms; ++j)
                     d_a[size_t(b) * size_t(ms) + size_t(j)] =
-                        T::act_scale(xs + size_t(j) * xq_stride + size_t(b) * F::kActBytes);
+                        T::act_const(xs + size_t(j) * xq_stride + size_t(b) * F::kActBytes);
         tile_gemm_upto64<T>(tiles, tile_rows, w, row_bytes, rows, n, xs, xq_stride, ms, fit >= 1 ? d_a : nullptr,
                             y + size_t(j0) * ldy, ldy);
     }
