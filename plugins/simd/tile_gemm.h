@@ -73,6 +73,11 @@ constexpr size_t kActTableBytes = 64 * 1024;
 // 0.96-1.05 of avx512bf16's to 0.51-0.83 on Q4_0 / Q8_0, from 1.05-1.47 to 0.76-0.87 on Q4_K
 // (two rounds of a noisy host: docs/amx.md). Each output's chain is still its blocks in K
 // order (batch invariance and scalar's bits untouched).
+//
+// The epilogue takes T::kEpilogueBlocks (G) blocks at a time, each activation's 16-row
+// accumulator in a register across them (one load and store of acc[j] per G blocks instead of per
+// block; the same fma order per lane): every G blocks, after block b's dots, the epilogue of
+// blocks b + 1 - 2G .. b - G, so C and the scales live in rings of 2G and 2G + 1 blocks.
 template <class T>
 void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n,
                       const uint8_t *xq, size_t xq_stride, int32_t m, const typename T::ActConst *d_a, float *y,
@@ -82,9 +87,10 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
     constexpr int kActBlockQs = T::kSteps * T::kStepBytes;
     constexpr int kActTiles = kMaxM / kTileRows;
     alignas(64) uint8_t B[2][T::kDigits * T::kSteps * kBBytes];
-    alignas(64) int32_t C[2][kActTiles][T::kDigits][kTileRows][16];
+    constexpr int G = T::kEpilogueBlocks, kCSlots = 2 * G, kScaleSlots = 2 * G + 1;
+    alignas(64) int32_t C[kCSlots][kActTiles][T::kDigits][kTileRows][16];
     alignas(64) uint8_t apad[kTileRows][kActBlockQs];
-    typename T::Scales scales[3];  // block b's at b % 3: block b + 1's are built before b - 1's epilogue
+    typename T::Scales scales[kScaleSlots];  // block b + 1's are built before b + 1 - 2G's epilogue
     std::memset(apad, 0, sizeof apad);
     __m512 acc[kMaxM];
     const int32_t nb = n / F::kElems, act_tiles = (m + kTileRows - 1) / kTileRows;
@@ -101,7 +107,7 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
                 _mm_prefetch(reinterpret_cast<const char *>(p[r] + prefetch_bytes<F>()), _MM_HINT_T0);
             }
             next_tile.share(b, 0);
-            T::build(p, B[b % 2], scales[b % 3]);
+            T::build(p, B[b % 2], scales[b % kScaleSlots]);
             next_tile.share(b, 1);
         };
         auto dots = [&](int32_t b) {
@@ -115,28 +121,35 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
                     a = &apad[0][0], a_stride = kActBlockQs;
                 }
                 // The two C register sets alternate, so a tile's store overlaps the next's dots.
-                if (t % 2 == 0) tile_dots<T, 0>(tiles, a, a_stride, B[b % 2], &C[b % 2][t][0][0][0]);
-                else tile_dots<T, 1>(tiles, a, a_stride, B[b % 2], &C[b % 2][t][0][0][0]);
+                int32_t *c = &C[b % kCSlots][t][0][0][0];
+                if (t % 2 == 0) tile_dots<T, 0>(tiles, a, a_stride, B[b % 2], c);
+                else tile_dots<T, 1>(tiles, a, a_stride, B[b % 2], c);
             }
         };
-        auto epilogue = [&](int32_t b) {
-            const uint8_t *xb = xq + size_t(b) * F::kActBytes;
-            const typename T::ActConst *db = d_a ? d_a + size_t(b) * size_t(m) : nullptr;
+        // Blocks b0 .. b0 + count - 1 (count <= G) for every activation.
+        auto epilogue = [&](int32_t b0, int count) {
             for (int32_t j = 0; j < m; ++j) {
-                const uint8_t *act = xb + size_t(j) * xq_stride;
-                const int32_t(&c)[T::kDigits][kTileRows][16] = C[b % 2][j / kTileRows];
-                T::combine(acc[j], scales[b % 3], c[0][j % kTileRows], c[T::kDigits - 1][j % kTileRows], act,
-                           db ? db[j] : T::act_const(act));
+                __m512 a = acc[j];
+                for (int k = 0; k < G; ++k) {
+                    if (k == count) break;
+                    const int32_t b = b0 + k;
+                    const uint8_t *act = xq + size_t(b) * F::kActBytes + size_t(j) * xq_stride;
+                    const int32_t(&c)[T::kDigits][kTileRows][16] = C[b % kCSlots][j / kTileRows];
+                    T::combine(a, scales[b % kScaleSlots], c[0][j % kTileRows], c[T::kDigits - 1][j % kTileRows],
+                               act, d_a ? d_a[size_t(b) * size_t(m) + size_t(j)] : T::act_const(act));
+                }
+                acc[j] = a;
             }
         };
         for (int32_t j = 0; j < m; ++j) acc[j] = _mm512_setzero_ps();
         if (nb > 0) build(0);
+        int32_t done = 0;  // blocks whose epilogue ran
         for (int32_t b = 0; b < nb; ++b) {
             dots(b);
             if (b + 1 < nb) build(b + 1);
-            if (b > 0) epilogue(b - 1);
+            if ((b + 1) % G == 0 && b + 1 >= 2 * G) epilogue(done, G), done += G;
         }
-        if (nb > 0) epilogue(nb - 1);
+        for (; done < nb; done += G) epilogue(done, nb - done < G ? int(nb - done) : G);
         const __mmask16 keep = group == kTileGroup ? kAllRows : __mmask16((1u << group) - 1u);
         for (int32_t j = 0; j < m; ++j) _mm512_mask_storeu_ps(y + size_t(j) * ldy + size_t(r0), keep, acc[j]);
     }
