@@ -36,8 +36,8 @@ inline uint8_t *b_row(uint8_t *B, int digit, int k) { return B + kTileRowBytes *
 
 // Split scale: panels P[j][g] of unsigned q (q * 2^ScBits - q < 256), sc[j] < 2^(2 ScBits).
 template <class F, class Mins, int ScBits>
-struct SplitScalePanelTiles : SuperBlockTiles<F, 0, Mins> {
-    using Base = SuperBlockTiles<F, 0, Mins>;
+struct SplitScalePanelTiles : SuperBlockTiles<F, Mins> {
+    using Base = SuperBlockTiles<F, Mins>;
     using Scales = typename Base::Scales;
     static constexpr int kHiShift = ScBits;
     static constexpr bool kHiUnsigned = true;
@@ -98,8 +98,8 @@ struct ProductPanelTiles : SuperBlockTiles<F> {
 // as ONE unsigned byte, so B is the panels themselves, one digit (tdpbsud: 4 tile products per
 // super-block instead of 8, as Q2_K), and S = C - 124 (sum of the activation's 256 bytes), that
 // offset tabulated per call with d_a (ActConst).
-struct Q3_KPanelTiles : SuperBlockTiles<Q3_K, 0, NoMins, 1> {
-    using Base = SuperBlockTiles<Q3_K, 0, NoMins, 1>;
+struct Q3_KPanelTiles : SuperBlockTiles<Q3_K, NoMins, 1> {
+    using Base = SuperBlockTiles<Q3_K, NoMins, 1>;
     using Scales = typename Base::Scales;
     struct ActConst {
         float d;        // D_a
