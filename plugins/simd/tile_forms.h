@@ -89,18 +89,42 @@ struct Block32Tiles {
 };
 
 // The min term of Q2_K, Q4_K, Q5_K: M = sum over int16 pairs p of (min_2p, min_2p+1) . (act's
-// pair), exact in int32 (vpmaddwd). Weights: the VNNI panels' 16 rows' pairs (lane n of pair p:
-// row n), per block; per activation kPairs vpmaddwd over the 16 rows.
+// pair), exact in int32 (vpdpwssd: the pairs' products summed without saturation). Weights: the
+// VNNI panels' 16 rows' pairs (lane n of pair p: row n), per block; per activation kPairs
+// vpdpwssd over the 16 rows. ActConst: what the driver tabulates per (activation, block) with
+// d_a, act_const(act) makes it and d_of(c) is d_a; pair(c, act, p) the activation's pair p.
 struct NoMins {
     static constexpr int kPairs = 0;
+    using ActConst = float;
+    static float act_const(const uint8_t *act) { return f32(act); }
+    static float d_of(float d) { return d; }
 };
-struct K4Mins {  // Q4_K, Q5_K: min j against T_j = bs[2j] + bs[2j + 1]
+struct K4Mins {  // Q4_K, Q5_K: min j against T_j = bs[2j] + bs[2j + 1], tabulated with d_a
     static constexpr int kPairs = 4;
-    static __m256i acts(const ActK &x) { return _mm256_zextsi128_si256(x.T); }
+    struct ActConst {
+        float d;
+        int32_t T[4];  // int16 pairs (T_2k, T_2k+1)
+    };
+    static ActConst act_const(const uint8_t *act) {
+        const ActK x = act_k(act);
+        ActConst c;
+        c.d = x.D;
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(c.T), x.T);
+        return c;
+    }
+    static float d_of(const ActConst &c) { return c.d; }
+    static __m512i pair(const ActConst &c, const uint8_t *, int p) { return _mm512_set1_epi32(c.T[p]); }
 };
-struct Q2KMins {  // Q2_K: min s against bs[s]
+struct Q2KMins {  // Q2_K: min s against bs[s], the activation's bsums as they are
     static constexpr int kPairs = 8;
-    static __m256i acts(const ActK &x) { return x.bs; }
+    using ActConst = float;
+    static float act_const(const uint8_t *act) { return f32(act); }
+    static float d_of(float d) { return d; }
+    static __m512i pair(float, const uint8_t *act, int p) {
+        int32_t v;
+        std::memcpy(&v, act + q8_K_act::kBsumsOffset + 4 * p, 4);
+        return _mm512_set1_epi32(v);
+    }
 };
 
 // The super-block formats (simd/formats_q8_K_act.h SuperBlock): 4 steps of K = 64 (two chunks),
@@ -121,25 +145,23 @@ struct SuperBlockTiles {
         __m512 d, dmin;
         alignas(64) int32_t mins[Mins::kPairs > 0 ? 8 : 1][kTileGroup];  // pair p of row n
     };
-    using ActConst = float;
-    static float act_const(const uint8_t *act) { return f32(act); }
+    using ActConst = typename Mins::ActConst;
+    static ActConst act_const(const uint8_t *act) { return Mins::act_const(act); }
     static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act,
-                        float d_a) {
+                        const ActConst &a) {
         const __m512i S = Digits == 1 ? _mm512_load_si512(lo)
                                       : _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), 8));
-        float_side(acc, w, S, act, d_a);
+        float_side(acc, w, S, act, a);
     }
     // The v2 float side of the super-block's exact S (and the rows' min term) for 16 rows.
-    static void float_side(__m512 &acc, const Scales &w, __m512i S, const uint8_t *act, float d_a) {
+    static void float_side(__m512 &acc, const Scales &w, __m512i S, const uint8_t *act, const ActConst &a) {
+        const float d_a = Mins::d_of(a);
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(w.d, _mm512_set1_ps(d_a)), acc);
         if constexpr (Mins::kPairs > 0) {
-            const ActK x = act_k(act);
-            alignas(32) int32_t a[8];
-            _mm256_store_si256(reinterpret_cast<__m256i *>(a), Mins::acts(x));
             __m512i M = _mm512_setzero_si512();
             for (int p = 0; p < Mins::kPairs; ++p)
-                M = _mm512_add_epi32(M, _mm512_madd_epi16(_mm512_load_si512(w.mins[p]), _mm512_set1_epi32(a[p])));
-            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(w.dmin, _mm512_set1_ps(-x.D)), acc);
+                M = _mm512_dpwssd_epi32(M, _mm512_load_si512(w.mins[p]), Mins::pair(a, act, p));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(w.dmin, _mm512_set1_ps(-d_a)), acc);
         }
     }
 };

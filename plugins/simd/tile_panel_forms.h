@@ -59,9 +59,9 @@ struct SplitScalePanelTiles : SuperBlockTiles<F, Mins> {
         scales.d = wb.d, scales.dmin = wb.dmin;
     }
     static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act,
-                        float d_a) {
+                        const typename Base::ActConst &a) {
         const __m512i S = _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), ScBits));
-        Base::float_side(acc, w, S, act, d_a);
+        Base::float_side(acc, w, S, act, a);
     }
 };
 
