@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstring>
+#include <type_traits>
 
 #include "simd/next_tile_prefetch.h"
 #include "simd/tile_forms.h"
@@ -127,29 +128,44 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
             }
         };
         // Blocks b0 .. b0 + count - 1 (count <= G) for every activation.
-        auto epilogue = [&](int32_t b0, int count) {
+        // Blocks b0 .. b0 + K - 1 for every activation, K a constant (G, or 1 at the end), each
+        // block's C slot, scales and activation constants taken once per pass: computed per
+        // activation and block, the C addresses cost as much scalar work as the float side.
+        auto epilogue = [&](int32_t b0, auto blocks) {
+            constexpr int K = decltype(blocks)::value;
+            constexpr size_t kDigitInts = size_t(kTileRows) * 16, kTileInts = T::kDigits * kDigitInts;
+            const int32_t *c[K];
+            const typename T::Scales *sc[K];
+            const uint8_t *xb[K];
+            const typename T::ActConst *db[K];
+            for (int k = 0; k < K; ++k) {
+                const int32_t b = b0 + k;
+                c[k] = &C[b % kCSlots][0][0][0][0], sc[k] = &scales[b % kScaleSlots];
+                xb[k] = xq + size_t(b) * F::kActBytes, db[k] = d_a ? d_a + size_t(b) * size_t(m) : nullptr;
+            }
             for (int32_t j = 0; j < m; ++j) {
+                const size_t at = size_t(j / kTileRows) * kTileInts + size_t(j % kTileRows) * 16;
                 __m512 a = acc[j];
-                for (int k = 0; k < G; ++k) {
-                    if (k == count) break;
-                    const int32_t b = b0 + k;
-                    const uint8_t *act = xq + size_t(b) * F::kActBytes + size_t(j) * xq_stride;
-                    const int32_t(&c)[T::kDigits][kTileRows][16] = C[b % kCSlots][j / kTileRows];
-                    T::combine(a, scales[b % kScaleSlots], c[0][j % kTileRows], c[T::kDigits - 1][j % kTileRows],
-                               act, d_a ? d_a[size_t(b) * size_t(m) + size_t(j)] : T::act_const(act));
+                for (int k = 0; k < K; ++k) {
+                    const uint8_t *act = xb[k] + size_t(j) * xq_stride;
+                    T::combine(a, *sc[k], c[k] + at, c[k] + at + (T::kDigits - 1) * kDigitInts, act,
+                               db[k] ? db[k][j] : T::act_const(act));
                 }
                 acc[j] = a;
             }
         };
+        using Group = std::integral_constant<int, G>;
+        using One = std::integral_constant<int, 1>;
         for (int32_t j = 0; j < m; ++j) acc[j] = _mm512_setzero_ps();
         if (nb > 0) build(0);
         int32_t done = 0;  // blocks whose epilogue ran
         for (int32_t b = 0; b < nb; ++b) {
             dots(b);
             if (b + 1 < nb) build(b + 1);
-            if ((b + 1) % G == 0 && b + 1 >= 2 * G) epilogue(done, G), done += G;
+            if ((b + 1) % G == 0 && b + 1 >= 2 * G) epilogue(done, Group()), done += G;
         }
-        for (; done < nb; done += G) epilogue(done, nb - done < G ? int(nb - done) : G);
+        for (; done + G <= nb; done += G) epilogue(done, Group());
+        for (; done < nb; ++done) epilogue(done, One());
         const __mmask16 keep = group == kTileGroup ? kAllRows : __mmask16((1u << group) - 1u);
         for (int32_t j = 0; j < m; ++j) _mm512_mask_storeu_ps(y + size_t(j) * ldy + size_t(r0), keep, acc[j]);
     }
