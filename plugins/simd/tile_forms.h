@@ -113,7 +113,9 @@ struct K4Mins {  // Q4_K, Q5_K: min j against T_j = bs[2j] + bs[2j + 1], tabulat
         return c;
     }
     static float d_of(const ActConst &c) { return c.d; }
-    static __m512i pair(const ActConst &c, const uint8_t *, int p) { return _mm512_set1_epi32(c.T[p]); }
+    static __m512i pair(const ActConst &c, const uint8_t *, int p) {
+        return _mm512_set1_epi32(c.T[p]);
+    }
 };
 struct Q2KMins {  // Q2_K: min s against bs[s], the activation's bsums as they are
     static constexpr int kPairs = 8;
@@ -154,14 +156,16 @@ struct SuperBlockTiles {
         float_side(acc, w, S, act, a);
     }
     // The v2 float side of the super-block's exact S (and the rows' min term) for 16 rows.
-    static void float_side(__m512 &acc, const Scales &w, __m512i S, const uint8_t *act, const ActConst &a) {
+    static void float_side(__m512 &acc, const Scales &w, __m512i S, const uint8_t *act,
+                           const ActConst &a) {
         const float d_a = Mins::d_of(a);
         acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(S), _mm512_mul_ps(w.d, _mm512_set1_ps(d_a)), acc);
         if constexpr (Mins::kPairs > 0) {
             __m512i M = _mm512_setzero_si512();
             for (int p = 0; p < Mins::kPairs; ++p)
                 M = _mm512_dpwssd_epi32(M, _mm512_load_si512(w.mins[p]), Mins::pair(a, act, p));
-            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M), _mm512_mul_ps(w.dmin, _mm512_set1_ps(-d_a)), acc);
+            const __m512 dmin_a = _mm512_mul_ps(w.dmin, _mm512_set1_ps(-d_a));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M), dmin_a, acc);
         }
     }
 };

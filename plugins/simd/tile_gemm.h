@@ -81,8 +81,8 @@ constexpr size_t kActTableBytes = 64 * 1024;
 // blocks b + 1 - 2G .. b - G, so C and the scales live in rings of 2G and 2G + 1 blocks.
 template <class T>
 void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n,
-                      const uint8_t *xq, size_t xq_stride, int32_t m, const typename T::ActConst *d_a, float *y,
-                      size_t ldy) {
+                      const uint8_t *xq, size_t xq_stride, int32_t m,
+                      const typename T::ActConst *d_a, float *y, size_t ldy) {
     using F = typename T::Format;
     constexpr int kBBytes = T::kStepBytes / 4 * kTileRowBytes;
     constexpr int kActBlockQs = T::kSteps * T::kStepBytes;
@@ -133,7 +133,8 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
         // activation and block, the C addresses cost as much scalar work as the float side.
         auto epilogue = [&](int32_t b0, auto blocks) {
             constexpr int K = decltype(blocks)::value;
-            constexpr size_t kDigitInts = size_t(kTileRows) * 16, kTileInts = T::kDigits * kDigitInts;
+            constexpr size_t kDigitInts = size_t(kTileRows) * 16;
+            constexpr size_t kTileInts = T::kDigits * kDigitInts;
             const int32_t *c[K];
             const typename T::Scales *sc[K];
             const uint8_t *xb[K];
@@ -141,7 +142,8 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
             for (int k = 0; k < K; ++k) {
                 const int32_t b = b0 + k;
                 c[k] = &C[b % kCSlots][0][0][0][0], sc[k] = &scales[b % kScaleSlots];
-                xb[k] = xq + size_t(b) * F::kActBytes, db[k] = d_a ? d_a + size_t(b) * size_t(m) : nullptr;
+                xb[k] = xq + size_t(b) * F::kActBytes;
+                db[k] = d_a ? d_a + size_t(b) * size_t(m) : nullptr;
             }
             for (int32_t j = 0; j < m; ++j) {
                 const size_t at = size_t(j / kTileRows) * kTileInts + size_t(j % kTileRows) * 16;

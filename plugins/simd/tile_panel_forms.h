@@ -27,11 +27,12 @@ namespace memra::simd::MEMRA_SIMD_NS {
 // sc (int32 lanes) in both 16-bit words of each lane: vpmullw's multiplier of the lane's 4 bytes.
 // (sc & 0xFFFF) | sc << 16: a negative sc's high word is its own, not the sign extension.
 inline __m512i words_of(__m512i sc) {
-    return _mm512_ternarylogic_epi32(sc, _mm512_set1_epi32(0xFFFF), _mm512_slli_epi32(sc, 16), 0xEA);
+    const __m512i low = _mm512_set1_epi32(0xFFFF);
+    return _mm512_ternarylogic_epi32(sc, low, _mm512_slli_epi32(sc, 16), 0xEA);  // (A & B) | C
 }
 
-// B's tile row of dword group k (the super-block's values 4k .. 4k + 3) in digit `digit`: the
-// per-row form's order (chunk c = k / 8 at step c / 2, tile rows 8 (c % 2) ..) is k itself.
+// B's tile row of dword group k (the super-block's values 4k .. 4k + 3) in digit `digit`: step
+// k / 16 (K = 64), its tile row k % 16, so k itself; the high digit's tiles follow the low's.
 inline uint8_t *b_row(uint8_t *B, int digit, int k) { return B + kTileRowBytes * (64 * digit + k); }
 
 // Split scale: panels P[j][g] of unsigned q (q * 2^ScBits - q < 256), sc[j] < 2^(2 ScBits).
@@ -41,8 +42,8 @@ struct SplitScalePanelTiles : SuperBlockTiles<F, Mins> {
     using Scales = typename Base::Scales;
     static constexpr int kHiShift = ScBits;
     static constexpr bool kHiUnsigned = true;
-    static_assert(Panel<F>::kMaxU * ((1 << ScBits) - 1) < 256 && Panel<F>::kMaxU * (63 >> ScBits) < 256,
-                  "q * sc_lo and q * sc_hi must fit a byte");
+    static_assert(Panel<F>::kMaxU * ((1 << ScBits) - 1) < 256, "q * sc_lo must fit a byte");
+    static_assert(Panel<F>::kMaxU * (63 >> ScBits) < 256, "q * sc_hi must fit a byte");
     static void build(const uint8_t *const p[kTileGroup], uint8_t *B, Scales &scales) {
         typename Panel<F>::Weights wb;
         Panel<F>::decode(p, wb);
@@ -58,10 +59,10 @@ struct SplitScalePanelTiles : SuperBlockTiles<F, Mins> {
         for (int k = 0; k < Mins::kPairs; ++k) _mm512_store_si512(scales.mins[k], wb.mins[k]);
         scales.d = wb.d, scales.dmin = wb.dmin;
     }
-    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act,
-                        const typename Base::ActConst &a) {
-        const __m512i S = _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), ScBits));
-        Base::float_side(acc, w, S, act, a);
+    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi,
+                        const uint8_t *act, const typename Base::ActConst &a) {
+        const __m512i C_lo = _mm512_load_si512(lo), C_hi = _mm512_load_si512(hi);
+        Base::float_side(acc, w, _mm512_add_epi32(C_lo, _mm512_slli_epi32(C_hi, ScBits)), act, a);
     }
 };
 
@@ -81,11 +82,15 @@ struct ProductPanelTiles : SuperBlockTiles<F> {
             const __m512i sc = words_of(wb.sc[j]);
             for (int g = 0; g < G; ++g) {
                 const __m512i v = _mm512_sub_epi8(wb.P[j][g], k);  // signed bytes
-                const __m512i even = _mm512_mullo_epi16(_mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8), sc);
+                const __m512i v_even = _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8);
+                const __m512i even = _mm512_mullo_epi16(v_even, sc);
                 const __m512i odd = _mm512_mullo_epi16(_mm512_srai_epi16(v, 8), sc);
-                // lo: (even & 0xFF) | odd << 8; hi: (even >> 8) & 0xFF | (odd & 0xFF00)
-                const __m512i lo = _mm512_ternarylogic_epi32(even, bytes, _mm512_slli_epi16(odd, 8), 0xEA);
-                const __m512i hi = _mm512_ternarylogic_epi32(bytes, _mm512_srli_epi16(even, 8), odd, 0xCA);  // A ? B : C
+                // lo: (even & 0xFF) | odd << 8, as (A & B) | C;
+                // hi: (even >> 8) & 0xFF | (odd & 0xFF00), as A ? B : C
+                const __m512i odd_lo = _mm512_slli_epi16(odd, 8);
+                const __m512i even_hi = _mm512_srli_epi16(even, 8);
+                const __m512i lo = _mm512_ternarylogic_epi32(even, bytes, odd_lo, 0xEA);
+                const __m512i hi = _mm512_ternarylogic_epi32(bytes, even_hi, odd, 0xCA);
                 _mm512_store_si512(b_row(B, 0, G * j + g), lo);
                 _mm512_store_si512(b_row(B, 1, G * j + g), hi);
             }
@@ -116,9 +121,10 @@ struct Q3_KPanelTiles : SuperBlockTiles<Q3_K, NoMins, 1> {
             for (int g = 0; g < 8; ++g) _mm512_store_si512(b_row(B, 0, 8 * c + g), wb.P[c][g]);
         scales.d = wb.d;
     }
-    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *, const uint8_t *act,
-                        ActConst a) {
-        Base::float_side(acc, w, _mm512_add_epi32(_mm512_load_si512(lo), _mm512_set1_epi32(a.start)), act, a.d);
+    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *,
+                        const uint8_t *act, ActConst a) {
+        const __m512i S = _mm512_add_epi32(_mm512_load_si512(lo), _mm512_set1_epi32(a.start));
+        Base::float_side(acc, w, S, act, a.d);
     }
 };
 
