@@ -127,7 +127,6 @@ void tile_gemm_upto64(Tiles &tiles, int32_t tile_rows, const uint8_t *w, size_t 
                 else tile_dots<T, 1>(tiles, a, a_stride, B[b % 2], c);
             }
         };
-        // Blocks b0 .. b0 + count - 1 (count <= G) for every activation.
         // Blocks b0 .. b0 + K - 1 for every activation, K a constant (G, or 1 at the end), each
         // block's C slot, scales and activation constants taken once per pass: computed per
         // activation and block, the C addresses cost as much scalar work as the float side.

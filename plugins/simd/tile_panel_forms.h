@@ -1,19 +1,20 @@
-// The two-digit super-block tile forms (simd/tile_forms.h SuperBlockTiles) with B built from the
-// AVX-512 VNNI panels' 16-row decode (simd/wide512_panels_chunks.h, wide512_panels_q8_K.h): a
+// The super-block tile forms other than Q2_K's (simd/tile_forms.h SuperBlockTiles), B built from
+// the AVX-512 VNNI panels' 16-row decode (simd/wide512_panels_chunks.h, wide512_panels_q8_K.h): a
 // panel is already a B tile row (lane n = output row n), so the scale multiply runs on the panels,
 // 16 rows at once, and the per-row decode, the scaled chunks and the 16 x 8 transposes (dense_b)
 // of the per-row form are gone. On the Intel host that build was 40-50% of amx's time at m = 32
 // in cache (docs/amx.md). The tiles' S is still the super-block's exact int32 and the float side
 // is SuperBlockTiles' own, so results stay scalar's bit for bit.
 //
-// Two ways to make the scaled weights bytes:
+// Q3_K's panels hold its scaled weights as one byte already (below); for the others, two ways to
+// make the scaled weights bytes:
 //  - split scale (Q4_K, Q5_K: q unsigned, sc 0..63): sc = sc_lo + 2^s sc_hi with q * sc_lo and
 //    q * sc_hi both < 256, so ONE vpmullw per panel and digit scales every byte in place (a
 //    word's low byte times sc_lo does not carry into the high byte), both digits unsigned
 //    (tdpbsud) and S = C_lo + 2^s C_hi.
 //  - product digits (Q6_K, IQ4_XS, IQ3_S: signed values or scales): w' = v * sc in int16 on the
 //    even and the odd bytes apart (two vpmullw), then its low byte (unsigned) and high byte
-//    (signed) in place: S = C_lo + 256 C_hi, the per-row form's digits.
+//    (signed) in place: S = C_lo + 256 C_hi.
 #pragma once
 
 #include <immintrin.h>
