@@ -12,6 +12,7 @@
 #define MEMRA_SIMD_TABLE_FN memra_simd_amx_emulated_backend
 #define MEMRA_SIMD_DPBUSD _mm256_dpbusd_epi32
 #define MEMRA_SIMD_DPWSSD _mm256_dpwssd_epi32
+#define MEMRA_SIMD_WIDE512 1  // the 16-row VNNI panels on zmm, whose decoders build the B tiles
 
 #include "simd/isa_vnni.h"
 #include "simd/tiles_emulated.h"

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "simd/tile_gemm.h"
+#include "simd/tile_panel_forms.h"
 
 // X(name, tile form)
 #define MEMRA_TILE_FORMAT_LIST(X)          \
@@ -14,20 +15,22 @@
     X(q8_0, Block32Tiles<Q8_0>)            \
     X(mxfp4, Block32Tiles<MXFP4>)          \
     X(q2_K, Q2_KTiles)                     \
-    X(q3_K, SuperBlockTiles<Q3_K>)         \
+    X(q3_K, Q3_KPanelTiles)                \
     X(q4_K, Q4_KTiles)                     \
     X(q5_K, Q5_KTiles)                     \
     X(q6_K, Q6_KTiles)                     \
-    X(iq3_s, SuperBlockTiles<IQ3_S>)       \
-    X(iq4_xs, SuperBlockTiles<IQ4_XS>)
+    X(iq3_s, IQ3_SPanelTiles)              \
+    X(iq4_xs, IQ4_XSPanelTiles)
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
 // The forms with arguments beyond the format (no commas inside the list's macro arguments).
 using Q2_KTiles = Q2_KPanelTiles;  // one digit, from the VNNI panels' decode
-using Q4_KTiles = SuperBlockTiles<Q4_K, 0, K4Mins>;
-using Q5_KTiles = SuperBlockTiles<Q5_K, 0, K4Mins>;
-using Q6_KTiles = SuperBlockTiles<Q6_K, 32>;  // q + 32 from the decoder, signed in B
+// Q4_K .. IQ4_XS: B from the VNNI panels' 16-row decode, the scales multiplied on the panels
+// (simd/tile_panel_forms.h).
+using Q4_KTiles = Q4_KPanelTiles;
+using Q5_KTiles = Q5_KPanelTiles;
+using Q6_KTiles = Q6_KPanelTiles;
 
 #define MEMRA_TILE_DECLARE_(name, Form)                                                                 \
     void gemm_tiles_##name(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, \
