@@ -6,15 +6,15 @@
 // in cache (docs/amx.md). The tiles' S is still the super-block's exact int32 and the float side
 // is SuperBlockTiles' own, so results stay scalar's bit for bit.
 //
-// Q3_K's panels hold its scaled weights as one byte already (below); for the others, two ways to
-// make the scaled weights bytes:
+// Two ways to make the scaled weights bytes:
 //  - split scale (Q4_K, Q5_K: q unsigned, sc 0..63): sc = sc_lo + 2^s sc_hi with q * sc_lo and
 //    q * sc_hi both < 256, so ONE vpmullw per panel and digit scales every byte in place (a
 //    word's low byte times sc_lo does not carry into the high byte), both digits unsigned
 //    (tdpbsud) and S = C_lo + 2^s C_hi.
 //  - product digits (Q6_K, IQ4_XS, IQ3_S: signed values or scales): w' = v * sc in int16 on the
 //    even and the odd bytes apart (two vpmullw), then its low byte (unsigned) and high byte
-//    (signed) in place: S = C_lo + 256 C_hi.
+//    (signed) in place: S = C_lo + 256 C_hi; Q3_K, whose w' + 124 fits a byte, keeps that one
+//    unsigned digit.
 #pragma once
 
 #include <immintrin.h>
@@ -69,42 +69,47 @@ struct SplitScalePanelTiles : SuperBlockTiles<F, Mins> {
 
 // Product digits: panels P[j][g] (NSub sub-blocks of G dword groups) of v + K, v signed, times
 // the rows' signed sc[j]: |v * sc| < 2^15. Stores the low bytes of w' = v * sc at digit 0 and
-// the high bytes at digit 1.
-template <class F, int K, int NSub, int G>
-struct ProductPanelTiles : SuperBlockTiles<F> {
-    using Base = SuperBlockTiles<F>;
+// the high bytes at digit 1; or, with an Offset (w' + Offset within 0..255: Q3_K), the low bytes
+// of w' + Offset as the one unsigned digit (the combine then takes Offset x the activation's sum
+// off: Q3_KPanelTiles).
+template <class F, int K, int NSub, int G, int Offset = 0>
+struct ProductPanelTiles : SuperBlockTiles<F, NoMins, Offset ? 1 : 2> {
+    using Base = SuperBlockTiles<F, NoMins, Offset ? 1 : 2>;
     using Scales = typename Base::Scales;
     static_assert(NSub * G == 64, "a super-block is 64 dword groups");
     static void build(const uint8_t *const p[kTileGroup], uint8_t *B, Scales &scales) {
         typename Panel<F>::Weights wb;
         Panel<F>::decode(p, wb);
         const __m512i k = _mm512_set1_epi8(char(K)), bytes = _mm512_set1_epi16(0x00FF);
+        const __m512i offset = _mm512_set1_epi16(Offset);
         for (int j = 0; j < NSub; ++j) {
             const __m512i sc = words_of(wb.sc[j]);
             for (int g = 0; g < G; ++g) {
                 const __m512i v = _mm512_sub_epi8(wb.P[j][g], k);  // signed bytes
                 const __m512i v_even = _mm512_srai_epi16(_mm512_slli_epi16(v, 8), 8);
-                const __m512i even = _mm512_mullo_epi16(v_even, sc);
-                const __m512i odd = _mm512_mullo_epi16(_mm512_srai_epi16(v, 8), sc);
+                __m512i even = _mm512_mullo_epi16(v_even, sc);
+                __m512i odd = _mm512_mullo_epi16(_mm512_srai_epi16(v, 8), sc);
+                if constexpr (Offset != 0) even = _mm512_add_epi16(even, offset), odd = _mm512_add_epi16(odd, offset);
                 // lo: (even & 0xFF) | odd << 8, as (A & B) | C;
                 // hi: (even >> 8) & 0xFF | (odd & 0xFF00), as A ? B : C
                 const __m512i odd_lo = _mm512_slli_epi16(odd, 8);
-                const __m512i even_hi = _mm512_srli_epi16(even, 8);
-                const __m512i lo = _mm512_ternarylogic_epi32(even, bytes, odd_lo, 0xEA);
-                const __m512i hi = _mm512_ternarylogic_epi32(bytes, even_hi, odd, 0xCA);
-                _mm512_store_si512(b_row(B, 0, G * j + g), lo);
-                _mm512_store_si512(b_row(B, 1, G * j + g), hi);
+                _mm512_store_si512(b_row(B, 0, G * j + g), _mm512_ternarylogic_epi32(even, bytes, odd_lo, 0xEA));
+                if constexpr (Offset == 0) {
+                    const __m512i even_hi = _mm512_srli_epi16(even, 8);
+                    _mm512_store_si512(b_row(B, 1, G * j + g), _mm512_ternarylogic_epi32(bytes, even_hi, odd, 0xCA));
+                }
             }
         }
         scales.d = wb.d;
     }
 };
 
-// Q3_K: its VNNI panels (the per-row decode, then the 16-row transpose) hold w' + 124 (0..252)
-// as ONE unsigned byte, so B is the panels themselves, one digit (tdpbsud: 4 tile products per
-// super-block instead of 8, as Q2_K), and S = C - 124 (sum of the activation's 256 bytes), that
-// offset tabulated per call with d_a (ActConst).
-struct Q3_KPanelTiles : SuperBlockTiles<Q3_K, NoMins, 1> {
+// Q3_K: its AVX-512 panels hold u = q + 4 (0..7) on Q6_K's 16 sub-blocks of 16 with the rows'
+// signed sc (simd/panels_chunks.h Q3KSub16Panel); w' = (u - 4) sc is -124..128, so w' + 124 is
+// ONE unsigned byte: one digit (tdpbsud: 4 tile products per super-block instead of 8, as Q2_K),
+// and S = C - 124 (sum of the activation's 256 bytes), that offset tabulated per call with d_a
+// (ActConst).
+struct Q3_KPanelTiles : ProductPanelTiles<Q3_K, 4, 16, 4, 124> {
     using Base = SuperBlockTiles<Q3_K, NoMins, 1>;
     using Scales = typename Base::Scales;
     struct ActConst {
@@ -112,15 +117,8 @@ struct Q3_KPanelTiles : SuperBlockTiles<Q3_K, NoMins, 1> {
         int32_t start;  // -124 x the sum of the activation's 256 bytes
     };
     static ActConst act_const(const uint8_t *act) {
-        const typename Panel<Q3_K>::Act t = Panel<Q3_K>::act(act);
+        const auto t = ScaledChunkPanel<Vec512, 124, false>::act(act);
         return {t.D, t.start};
-    }
-    static void build(const uint8_t *const p[kTileGroup], uint8_t *B, Scales &scales) {
-        typename Panel<Q3_K>::Weights wb;
-        Panel<Q3_K>::decode(p, wb);
-        for (int c = 0; c < 8; ++c)
-            for (int g = 0; g < 8; ++g) _mm512_store_si512(b_row(B, 0, 8 * c + g), wb.P[c][g]);
-        scales.d = wb.d;
     }
     static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *,
                         const uint8_t *act, ActConst a) {
