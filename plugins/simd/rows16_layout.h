@@ -1,12 +1,11 @@
 // The 16-row interleaved layout that both rows paths of the AVX-512 builds use: an AMX B tile
 // (simd/tile_forms.h) and a VNNI panel (simd/wide512_panel_driver.h) hold, per 64-byte row, one
-// 4-byte group of 16 output rows (dword lane n = row n). Each format reaches it by ONE decoder
-// shared by both: either the format's per-row decoder then a transpose of 16 rows (decode_rows +
-// dense_b below: IQ4_XS, IQ3_S, Q3_K), or a transpose of the RAW bytes of 16 rows and the decode
-// on all 16 at once (simd/wide512_panels*.h: Q8_0, Q4_0, MXFP4, Q2_K; the AMX tiles load those
-// panels). IQ4_XS, IQ3_S, Q3_K, Q4_K, Q5_K and Q6_K keep two (plugins/simd/README.md says why):
-// raw-byte panels for VNNI (IQ3_S: grid lookups on 16 rows by vpermt2w, simd/wide512_panels_iq3s.h;
-// Q3_K unscaled, simd/wide512_panels_chunks.h), per-row decodes for AMX.
+// 4-byte group of 16 output rows (dword lane n = row n). Each format reaches it by ONE decoder,
+// its VNNI panel (simd/wide512_panels*.h), which the AMX tile forms load too (simd/
+// tile_panel_forms.h): a transpose of the RAW bytes of 16 rows and the decode on all 16 at once
+// (Q8_0, Q4_0, MXFP4, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS; IQ3_S's grid by vpermt2w), or the
+// format's per-row decoder and then dense_b below (the chunk panels' per-row forms,
+// simd/panels_chunks.h).
 #pragma once
 
 #include <immintrin.h>
@@ -53,35 +52,5 @@ inline void dense_b(const __m256i *w, uint8_t *b) {
 #pragma GCC diagnostic pop
 
 inline void Vec512::dense(const __m256i w[16], I P[8]) { dense_b(w, reinterpret_cast<uint8_t *>(P)); }
-
-// The 16 rows' blocks at p[0..15] by the format's per-row decoder (F::Block, F::decode).
-template <class F>
-inline void decode_rows(const uint8_t *const p[kRows16], typename F::Block blk[kRows16]) {
-    for (int r = 0; r < kRows16; ++r) F::decode(p[r], blk[r]);
-}
-
-// The 16 rows' value of one float field as a vector (lane n: row n).
-template <class Get>
-inline __m512 rows_f32(Get get) {
-    alignas(64) float v[kRows16];
-    for (int n = 0; n < kRows16; ++n) v[n] = get(n);
-    return _mm512_load_ps(v);
-}
-
-// The scaled weights w' = (q - QOffset) * scale of chunk c as 32 int16 (scale int16 i multiplies
-// elements 2i and 2i + 1, as in Isa::dot4_scaled), from the rows path's stored chunks.
-template <int QOffset>
-inline __m512i scaled_chunk(const StoredChunks<UChunk> &k, int c) {
-    const __m512i sc = _mm512_cvtepu16_epi32(k.sc[c]);
-    const __m512i q = _mm512_sub_epi16(_mm512_cvtepu8_epi16(k.q[c]), _mm512_set1_epi16(QOffset));
-    return _mm512_mullo_epi16(q, _mm512_or_si512(sc, _mm512_slli_epi32(sc, 16)));
-}
-template <int QOffset>
-inline __m512i scaled_chunk(const StoredChunks<SChunk> &k, int c) {
-    static_assert(QOffset == 0, "signed chunks carry their sign");
-    const __m512i sc = _mm512_cvtepu16_epi32(k.sc[c]);
-    const __m512i mag = _mm512_mullo_epi16(_mm512_cvtepu8_epi16(k.mag[c]), _mm512_or_si512(sc, _mm512_slli_epi32(sc, 16)));
-    return _mm512_mask_sub_epi16(mag, _mm256_movepi8_mask(k.sign[c]), _mm512_setzero_si512(), mag);
-}
 
 }  // namespace memra::simd::MEMRA_SIMD_NS
