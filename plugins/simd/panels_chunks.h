@@ -2,14 +2,15 @@
 // activations, written once over the panel vector V (16 rows on zmm in the AVX-512 builds,
 // simd/wide512_panels_chunks.h; 8 rows on ymm in the 256-bit ones, simd/panels256_q8_K.h).
 //
-// Q3_K's (8-row) and IQ3_S's panels come from the formats' own per-row decoders (F::decode: the
-// chunks of simd/formats_q8_K_act.h the token path dots) and a transpose of V::kRows rows
-// (V::dense), the way the AMX tile forms build their B tiles. The AVX-512 builds' Q3_K panels are
-// the unscaled sub-block ones of Q6_K's shape (Q3KSub16Panel below, decoded from raw bytes:
-// simd/wide512_panels_chunks.h says why). The AVX-512 builds' IQ3_S panels
-// replace the per-row grid gathers by vpermt2w lookups on 16 rows (simd/wide512_panels_iq3s.h). Q2_K and IQ4_XS have raw-byte decoders of their own (the rows' transposed bytes,
-// decoded on all rows at once), because the per-row decode cost them at m = 4 on AVX-512. The AMX
-// tiles load Q2_K's 16-row panels too (simd/tile_forms.h Q2_KPanelTiles: one digit).
+// The 256-bit builds' Q3_K and IQ3_S panels come from the formats' own per-row decoders
+// (F::decode: the chunks of simd/formats_q8_K_act.h the token path dots) and a transpose of
+// V::kRows rows (V::dense). The AVX-512 builds' Q3_K panels are the unscaled sub-block ones of
+// Q6_K's shape (Q3KSub16Panel below, decoded from raw bytes: simd/wide512_panels_chunks.h says
+// why), their IQ3_S panels replace the per-row grid gathers by vpermt2w lookups on 16 rows
+// (simd/wide512_panels_iq3s.h). Q2_K and IQ4_XS have raw-byte decoders of their own (the rows'
+// transposed bytes, decoded on all rows at once), because the per-row decode cost them at m = 4
+// on AVX-512. The AMX tiles load every one of these 16-row panels (simd/tile_forms.h
+// Q2_KPanelTiles, simd/tile_panel_forms.h).
 //
 // Two shapes, both exact in int32 and followed by the float side of the canonical order v2
 // (formats spec §5.3: fmaf((float)S, D_a * d, acc), then for Q2_K fmaf((float)M, -(D_a) * dmin, acc)):
