@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "dispatch/cpu_features.h"
+#include "dispatch/tuning.h"
 #include "numa/topology.h"
 
 namespace memra {
@@ -178,7 +179,7 @@ Settings read_settings(bool secure_execution) {
     // either way): "auto" follows CPUID's vendor; the others let a test or a benchmark run the
     // other vendor's forms on this machine.
     const std::string tuning = choosing("MEMRA_CPU_EXPERT_TUNING");
-    if (tuning == "auto" || tuning == "intel" || tuning == "amd" || tuning == "generic")
+    if (is_kernel_tuning_setting(tuning))
         s.tuning = tuning;
     else if (!tuning.empty())
         s.problems.push_back("MEMRA_CPU_EXPERT_TUNING='" + tuning + "' is not auto, intel, amd or generic");

@@ -20,6 +20,11 @@ bool parse_kernel_tuning(const std::string &setting, const CpuFeatures &cpu, int
     return false;
 }
 
+bool is_kernel_tuning_setting(const std::string &setting) {
+    int32_t t = MEMRA_TUNING_GENERIC;
+    return !setting.empty() && parse_kernel_tuning(setting, CpuFeatures{}, t);
+}
+
 int32_t process_kernel_tuning() {
     static const int32_t tuning = [] {
         int32_t t = MEMRA_TUNING_GENERIC;

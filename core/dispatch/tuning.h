@@ -15,6 +15,9 @@ namespace memra {
 // "amd", "generic"); false for any other value.
 bool parse_kernel_tuning(const std::string &setting, const CpuFeatures &cpu, int32_t &tuning);
 
+// Whether `setting` is a value MEMRA_CPU_EXPERT_TUNING takes ("auto" or a tuning's name).
+bool is_kernel_tuning_setting(const std::string &setting);
+
 // The process's tuning: the environment's setting (read_settings) on this CPU, decided once.
 // An invalid setting counts as auto here; the settings' problem makes the library refuse to
 // compute anyway.

@@ -132,6 +132,8 @@ TEST(KernelTuning, AutoFollowsTheVendorAndNamesOverrideIt) {
     int32_t t = -1;
     EXPECT_FALSE(parse_kernel_tuning("zen9", CpuFeatures{}, t));
     EXPECT_FALSE(parse_kernel_tuning("AMD", CpuFeatures{}, t)) << "names are lower case, as the other settings'";
+    for (const char *ok : {"auto", "intel", "amd", "generic"}) EXPECT_TRUE(is_kernel_tuning_setting(ok)) << ok;
+    for (const char *bad : {"", "zen9", "AMD"}) EXPECT_FALSE(is_kernel_tuning_setting(bad)) << bad;
 }
 
 }  // namespace
