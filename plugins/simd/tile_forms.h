@@ -134,12 +134,13 @@ struct Q2KMins {  // Q2_K: min s against bs[s], the activation's bsums as they a
 // every super-block form: the B tiles are built from the formats' VNNI panels by the derived forms
 // (Q2_K below, the others in simd/tile_panel_forms.h); here the shape, the scales and the float
 // side. Mins: the min term's form (NoMins, K4Mins, Q2KMins). Digits: 1 where the scaled weights
-// fit one unsigned byte (Q2_K, Q3_K), else 2.
-template <class F, class Mins = NoMins, int Digits = 2>
+// fit one unsigned byte (Q2_K, Q3_K), else 2. HiShift, HiUnsigned: the high digit's weight and
+// sign (w''s bytes: 8, signed; the split-scale forms of simd/tile_panel_forms.h: 2^s, unsigned).
+template <class F, class Mins = NoMins, int Digits = 2, int HiShift = 8, bool HiUnsigned = false>
 struct SuperBlockTiles {
     using Format = F;
-    static constexpr int kSteps = 4, kStepBytes = 64, kDigits = Digits, kHiShift = 8;
-    static constexpr bool kUnsignedB = Digits == 1, kHiUnsigned = false;
+    static constexpr int kSteps = 4, kStepBytes = 64, kDigits = Digits, kHiShift = HiShift;
+    static constexpr bool kUnsignedB = Digits == 1, kHiUnsigned = HiUnsigned;
     static constexpr size_t kActQs = q8_K_act::kQsOffset;
     // One block per epilogue pass: two were even in cache on the Zen 5 VM (tile ops stubbed).
     static constexpr int kEpilogueBlocks = 1;
@@ -152,7 +153,8 @@ struct SuperBlockTiles {
     static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi, const uint8_t *act,
                         const ActConst &a) {
         const __m512i S = Digits == 1 ? _mm512_load_si512(lo)
-                                      : _mm512_add_epi32(_mm512_load_si512(lo), _mm512_slli_epi32(_mm512_load_si512(hi), 8));
+                                      : _mm512_add_epi32(_mm512_load_si512(lo),
+                                                         _mm512_slli_epi32(_mm512_load_si512(hi), HiShift));
         float_side(acc, w, S, act, a);
     }
     // The v2 float side of the super-block's exact S (and the rows' min term) for 16 rows.

@@ -38,11 +38,9 @@ inline uint8_t *b_row(uint8_t *B, int digit, int k) { return B + kTileRowBytes *
 
 // Split scale: panels P[j][g] of unsigned q (q * 2^ScBits - q < 256), sc[j] < 2^(2 ScBits).
 template <class F, class Mins, int ScBits>
-struct SplitScalePanelTiles : SuperBlockTiles<F, Mins> {
-    using Base = SuperBlockTiles<F, Mins>;
+struct SplitScalePanelTiles : SuperBlockTiles<F, Mins, 2, ScBits, true> {
+    using Base = SuperBlockTiles<F, Mins, 2, ScBits, true>;
     using Scales = typename Base::Scales;
-    static constexpr int kHiShift = ScBits;
-    static constexpr bool kHiUnsigned = true;
     static_assert(Panel<F>::kMaxU * ((1 << ScBits) - 1) < 256, "q * sc_lo must fit a byte");
     static_assert(Panel<F>::kMaxU * (63 >> ScBits) < 256, "q * sc_hi must fit a byte");
     static void build(const uint8_t *const p[kTileGroup], uint8_t *B, Scales &scales) {
@@ -59,11 +57,6 @@ struct SplitScalePanelTiles : SuperBlockTiles<F, Mins> {
         }
         for (int k = 0; k < Mins::kPairs; ++k) _mm512_store_si512(scales.mins[k], wb.mins[k]);
         scales.d = wb.d, scales.dmin = wb.dmin;
-    }
-    static void combine(__m512 &acc, const Scales &w, const int32_t *lo, const int32_t *hi,
-                        const uint8_t *act, const typename Base::ActConst &a) {
-        const __m512i C_lo = _mm512_load_si512(lo), C_hi = _mm512_load_si512(hi);
-        Base::float_side(acc, w, _mm512_add_epi32(C_lo, _mm512_slli_epi32(C_hi, ScBits)), act, a);
     }
 };
 
