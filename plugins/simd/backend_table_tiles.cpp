@@ -11,7 +11,7 @@
 namespace memra::simd::MEMRA_SIMD_NS {
 namespace {
 
-#define MEMRA_TILE_KERNEL_(name, Form)                                                                        \
+#define MEMRA_TILE_KERNEL_(name, Form, least_m)                                                              \
     memra_kernel_v2{memra::formats::name.id, memra::formats::name.act_format, MEMRA_LAYOUT_GGML, 1, nullptr, \
                     gemm_tiles_##name, blocks::dequantize_row_##name, nullptr},
 constexpr memra_kernel_v2 kKernels[] = {MEMRA_TILE_FORMAT_LIST(MEMRA_TILE_KERNEL_)};

@@ -9,18 +9,23 @@
 #include "simd/tile_gemm.h"
 #include "simd/tile_panel_forms.h"
 
-// X(name, tile form)
+// X(name, tile form, least m): the AMX build runs the tiles from `least m` activations up and
+// hands smaller calls to the VNNI panels (simd/kernels_tiles.cpp), so that auto can prefer amx
+// for the rows path (plugins/backends.table) without losing the small calls. Each least m is
+// where amx first beat avx512bf16 at 1, 4 and 16 threads on the Intel host from DRAM (one
+// expert, memra-bench --modes rows, docs/amx.md "per format and m"); a tile C holds 16
+// activations, so below 16 the tiles do part of their work on padding.
 #define MEMRA_TILE_FORMAT_LIST(X)          \
-    X(q4_0, Block32Tiles<Q4_0>)            \
-    X(q8_0, Block32Tiles<Q8_0>)            \
-    X(mxfp4, Block32Tiles<MXFP4>)          \
-    X(q2_K, Q2_KTiles)                     \
-    X(q3_K, Q3_KPanelTiles)                \
-    X(q4_K, Q4_KTiles)                     \
-    X(q5_K, Q5_KTiles)                     \
-    X(q6_K, Q6_KTiles)                     \
-    X(iq3_s, IQ3_SPanelTiles)              \
-    X(iq4_xs, IQ4_XSPanelTiles)
+    X(q4_0, Block32Tiles<Q4_0>, 24)        \
+    X(q8_0, Block32Tiles<Q8_0>, 24)        \
+    X(mxfp4, Block32Tiles<MXFP4>, 16)      \
+    X(q2_K, Q2_KTiles, 8)                  \
+    X(q3_K, Q3_KPanelTiles, 16)            \
+    X(q4_K, Q4_KTiles, 24)                 \
+    X(q5_K, Q5_KTiles, 24)                 \
+    X(q6_K, Q6_KTiles, 16)                 \
+    X(iq3_s, IQ3_SPanelTiles, 24)          \
+    X(iq4_xs, IQ4_XSPanelTiles, 16)
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -32,7 +37,7 @@ using Q4_KTiles = Q4_KPanelTiles;
 using Q5_KTiles = Q5_KPanelTiles;
 using Q6_KTiles = Q6_KPanelTiles;
 
-#define MEMRA_TILE_DECLARE_(name, Form)                                                                 \
+#define MEMRA_TILE_DECLARE_(name, Form, least_m)                                                        \
     void gemm_tiles_##name(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, \
                            size_t xq_stride, int32_t m, float *y, size_t ldy);
 MEMRA_TILE_FORMAT_LIST(MEMRA_TILE_DECLARE_)

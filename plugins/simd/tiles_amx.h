@@ -21,6 +21,10 @@ namespace memra::simd::MEMRA_SIMD_NS {
 
 class Tiles {
 public:
+    // The real tile unit: a call with fewer activations than its format's least m
+    // (simd/tile_formats.h) goes to the VNNI panels, which are faster there.
+    static constexpr bool kEveryM = false;
+
     // ldtilecfg with palette 1 and these shapes (the tiles start zeroed); release() gives the
     // state back (tilerelease), so a thread that leaves the kernel carries no tile state into
     // context switches.

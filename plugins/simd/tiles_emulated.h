@@ -19,6 +19,11 @@ namespace memra::simd::MEMRA_SIMD_NS {
 
 class Tiles {
 public:
+    // The emulation runs the tile driver at every m, the ones the AMX build hands to the VNNI
+    // panels included, so the tests cover the tile code on all of 1..64 (the panels are the
+    // avx512 plugins', tested there).
+    static constexpr bool kEveryM = true;
+
     void configure(const TileShapes &s) {
         shapes_ = s;
         std::memset(reg_, 0, sizeof reg_);
