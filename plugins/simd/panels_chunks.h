@@ -238,8 +238,9 @@ struct Q3KSub16Panel : Sub16Panel<V, 2, true> {
 // so S needs no correction afterwards, against 4 vpdpwssd of the rows' (sc_2k, sc_2k+1) pairs x
 // the T pairs + a shift + a subtract per activation and 16 rows before. Zen 5 VM, avx512bf16 in
 // cache, 6 alternating rounds, min / median us: IQ4_XS gemm32 738 / 746 -> 721 / 731, IQ3_S (its
-// m > 8 sums out of line, Panel<IQ3_S>) 974 / 984 -> 943 / 956; gemv, gemm4 and gemm8 even. Small:
-// those sums run at the multiply pipes' rate, and the 4 vpdpwssd were 4 of ~76 multiplies.
+// m > 8 sums out of line, Panel<IQ3_S>) 974 / 984 -> 943 / 956; gemv, gemm4 and gemm8 even, and
+// avx2 / avxvnni within +-4% (8 rounds). Small: those sums run at the multiply pipes' rate, and
+// the 4 vpdpwssd were 4 of ~76 multiplies (docs/benchmarks.md, "IQ4_XS and IQ3_S rows").
 template <class V, int K>
 struct SubBlockChunkPanel {
     using I = typename V::I;

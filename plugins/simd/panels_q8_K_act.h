@@ -36,8 +36,8 @@ struct SumInit {
     const uint8_t *p = nullptr;
     size_t stride = 0;
     SumInit at(int32_t a) const { return {p ? p + size_t(a) * stride : nullptr, stride}; }
-    // kOn is a template parameter: a run-time test of p in the sums' loops cost IQ3_S's gemm32
-    // registers there (GCC 12).
+    // kOn at compile time: the sums without an offset (every other format) keep their zeroed
+    // chains, with no test of p in their loops.
     template <class V, bool kOn>
     typename V::I start(int32_t a, int j) const {
         if constexpr (kOn) return V::bcast32(p + size_t(a) * stride + 4 * size_t(j));
