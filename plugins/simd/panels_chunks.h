@@ -20,8 +20,8 @@
 //     per activation, no multiplies; Q2_K's M is 8 vpdpwssd of the rows' mins (int16 pairs) x bsums.
 //   sub-blocks (IQ4_XS, IQ3_S): |v * sc| needs two bytes, so the panels hold v + K (IQ4_XS K = 128:
 //     1..241; IQ3_S K = 16: 1..31), each 32-element sub-block's 8 dot4 are multiplied by the
-//     rows' sc_j (vpmulld, as Q4_K's), and K * sum_j sc_j T_j (4 vpdpwssd of the rows' scale pairs
-//     x the activation's T pairs, T_j = bs[2j] + bs[2j + 1]) is taken off.
+//     rows' sc_j (vpmulld, as Q4_K's); K * T_j (T_j = bs[2j] + bs[2j + 1]) is taken off at the
+//     start of each sub-block's dot4 chain (SubBlockChunkPanel).
 // Where V's dot4 is AVX2's (vpmaddubsw pairs saturate beyond 32767), only the panels whose bytes
 // stay small take it (dot4_fits below): Q2_K (45) and IQ3_S (31); Q3_K (252) needs an exact dot4,
 // and IQ4_XS holds its signed values for the sign trick there instead (|v| <= 127).
@@ -233,14 +233,34 @@ struct Q3KSub16Panel : Sub16Panel<V, 2, true> {
 // IQ4_XS, IQ3_S: signed chunks (sign, |v|) with one scale per 32-element chunk (their Head's
 // scales16 is scales16_of8: int16 j = sc_j in its low 128 bits). K = 0: the panels hold the
 // signed v and A their magnitudes, dotted by the sign trick (V::dot4_signed: AVX2's IQ4_XS).
+// The offset is taken off inside the sums: each sub-block's dot4 chain starts at the activation's
+// -K * T_j (T_j = bs[2j] + bs[2j + 1], in Act: tabulated once per call and activation; SumInit),
+// so S needs no correction afterwards, against 4 vpdpwssd of the rows' (sc_2k, sc_2k+1) pairs x
+// the T pairs + a shift + a subtract per activation and 16 rows before. Zen 5 VM, avx512bf16 in
+// cache, 6 alternating rounds, min / median us: IQ4_XS gemm32 738 / 746 -> 721 / 731, IQ3_S (its
+// m > 8 sums out of line, Panel<IQ3_S>) 974 / 984 -> 943 / 956; gemv, gemm4 and gemm8 even, and
+// avx2 / avxvnni within +-4% (8 rounds). Small: those sums run at the multiply pipes' rate, and
+// the 4 vpdpwssd were 4 of ~76 multiplies (docs/benchmarks.md, "IQ4_XS and IQ3_S rows").
 template <class V, int K>
-struct SubBlockChunkPanel : TPairsAct {
+struct SubBlockChunkPanel {
     using I = typename V::I;
+    struct Act {
+        int32_t KT[8];  // -K * T_j
+        float D;        // D_a
+    };
+    static inline Act act(const uint8_t *a) {
+        const ActK x = act_k(a);
+        Act t;
+        const __m256i T = _mm256_cvtepi16_epi32(x.T);
+        const __m256i KT = _mm256_mullo_epi32(T, _mm256_set1_epi32(-K));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(t.KT), KT);
+        t.D = x.D;
+        return t;
+    }
     struct Weights {
         alignas(64) I P[8][8];          // [sub-block j][dword group g]: v + K of values 32j + 4g .. + 3
         alignas(64) I A[K ? 1 : 8][8];  // K = 0: |v| of the same values
         I sc[8];                        // sc_j of the rows (int32)
-        I pairs[4];             // int16 pairs (sc_2k, sc_2k+1) of the rows
         typename V::F d;
     };
     // The panels, scales and d of the rows from the format's per-row decode (IQ3_S).
@@ -256,27 +276,26 @@ struct SubBlockChunkPanel : TPairsAct {
             _mm_store_si128(reinterpret_cast<__m128i *>(s16[r]), _mm256_castsi256_si128(h[r].scales16));
             q[r] = reinterpret_cast<const uint8_t *>(s16[r]);
         }
-        panel_transpose<V>(q, 0, w.pairs);
+        I pairs[4];  // int16 pairs (sc_2k, sc_2k+1) of the rows
+        panel_transpose<V>(q, 0, pairs);
         for (int k = 0; k < 4; ++k) {
-            w.sc[2 * k] = V::srai_epi32(V::slli_epi32(w.pairs[k], 16), 16);
-            w.sc[2 * k + 1] = V::srai_epi32(w.pairs[k], 16);
+            w.sc[2 * k] = V::srai_epi32(V::slli_epi32(pairs[k], 16), 16);
+            w.sc[2 * k + 1] = V::srai_epi32(pairs[k], 16);
         }
         w.d = panel_f32<V>([&](int r) { return h[r].d; });
     }
     static inline void apply(typename V::F *acc, const Weights &w, const Act *t, const uint8_t *xb, size_t xq_stride,
                              int32_t ms) {
-        static_assert(K == 0 || K == 16 || K == 128, "K * O is a shift");
-        constexpr int kShift = K == 16 ? 4 : 7;
         if constexpr (K == 0) {  // signed panels: no offset to take off
             I S[kMaxM];
             scaled_subblock_sums<V, 8, 8, true, true>(S, w.P, w.sc, xb + q8_K_act::kQsOffset, xq_stride, ms, w.A);
             for (int32_t a = 0; a < ms; ++a) acc[a] = V::fma(V::cvt(S[a]), V::mul(w.d, V::set1_ps(t[a].D)), acc[a]);
         } else {
-            subblock_apply<V, 8, 8>(acc, w, xb, xq_stride, ms, [&](typename V::F &y, I s, int32_t a) {
-                I O = V::zero_i();
-                for (int k = 0; k < 4; ++k) O = V::dpwssd(O, w.pairs[k], V::set1_epi32(t[a].T[k]));
-                y = V::fma(V::cvt(V::sub_epi32(s, V::slli_epi32(O, kShift))), V::mul(w.d, V::set1_ps(t[a].D)), y);
-            });
+            const SumInit init{reinterpret_cast<const uint8_t *>(t->KT), sizeof(Act)};
+            const auto term = [&](typename V::F &y, I s, int32_t a) {
+                y = V::fma(V::cvt(s), V::mul(w.d, V::set1_ps(t[a].D)), y);
+            };
+            subblock_apply<V, 8, 8, false, true>(acc, w, xb, xq_stride, ms, term, init);
         }
     }
 };
@@ -309,8 +328,6 @@ struct PanelOf<IQ4_XS, V> : SubBlockChunkPanel<V, kIq4xsPanelK> {
             const I hi = V::and_(V::srli_epi32(sh, unsigned(2 * j)), V::set1_epi32(0x03));
             w.sc[j] = V::sub_epi32(V::or_(lo, V::slli_epi32(hi, 4)), V::set1_epi32(32));
         }
-        for (int k = 0; k < 4; ++k)
-            w.pairs[k] = V::or_(V::and_(w.sc[2 * k], V::set1_epi32(0xFFFF)), V::slli_epi32(w.sc[2 * k + 1], 16));
         w.d = panel_fp16<V>(p, 0);
     }
 };

@@ -29,9 +29,26 @@ namespace memra::simd::MEMRA_SIMD_NS {
 // of a sub-block are two chains of 4, not one of 8. With one chain per activation threaded
 // through a stack array S[a] over all sub-blocks (64 dependent vpdpbusd per Q2_K block), small m
 // waited on the dot4 latency: the rows call at m = 4 / 8 (plugins/simd/README.md).
-template <class V, int A, int NSub, int G, bool kScaled, bool kSigned>
+// Where each sub-block's dot4 chain starts, per activation: at zero (kInit false), or at the
+// int32 at p + a * stride + 4 j (bytes) for activation a and sub-block j: IQ4_XS's and IQ3_S's
+// -K * T_j, so the panels' offset K comes off inside the chain, by the broadcast that starts it.
+struct SumInit {
+    const uint8_t *p = nullptr;
+    size_t stride = 0;
+    SumInit at(int32_t a) const { return {p ? p + size_t(a) * stride : nullptr, stride}; }
+    // kOn at compile time: the sums without an offset (every other format) keep their zeroed
+    // chains, with no test of p in their loops.
+    template <class V, bool kOn>
+    typename V::I start(int32_t a, int j) const {
+        if constexpr (kOn) return V::bcast32(p + size_t(a) * stride + 4 * size_t(j));
+        else return V::zero_i();
+    }
+};
+
+template <class V, int A, int NSub, int G, bool kScaled, bool kSigned, bool kInit>
 inline void subblock_sums_group(typename V::I *S, const typename V::I (*P)[G], const typename V::I *sc,
-                                const uint8_t *qs, size_t xq_stride, const typename V::I (*Abs)[G]) {
+                                const uint8_t *qs, size_t xq_stride, const typename V::I (*Abs)[G],
+                                SumInit init) {
     using I = typename V::I;
     constexpr int kChains = G >= 2 ? V::kSumChains : 1;
     I sum[A];
@@ -41,7 +58,8 @@ inline void subblock_sums_group(typename V::I *S, const typename V::I (*P)[G], c
         for (int a = 0; a < A; ++a) {
             const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j;
             I s[kChains];
-            for (int c = 0; c < kChains; ++c) s[c] = V::zero_i();
+            for (int c = 0; c < kChains; ++c)
+                s[c] = c == 0 ? init.start<V, kInit>(a, j) : V::zero_i();
             for (int g = 0; g < G; ++g) {
                 I &t = s[g % kChains];
                 if constexpr (kSigned) t = V::dot4_signed(t, p[g], P[j][g], V::bcast32(x + 4 * g));
@@ -57,23 +75,31 @@ inline void subblock_sums_group(typename V::I *S, const typename V::I (*P)[G], c
 
 // scaled_subblock_sums of ms <= kGroupedSumsMaxM activations in groups of V::kSumGroup.
 constexpr int32_t kGroupedSumsMaxM = 8;
-template <class V, int NSub, int G, bool kScaled, bool kSigned>
+template <class V, int NSub, int G, bool kScaled, bool kSigned, bool kInit>
 inline void grouped_subblock_sums(typename V::I *S, const typename V::I (*P)[G], const typename V::I *sc,
-                                  const uint8_t *qs, size_t xq_stride, int32_t ms, const typename V::I (*Abs)[G]) {
+                                  const uint8_t *qs, size_t xq_stride, int32_t ms,
+                                  const typename V::I (*Abs)[G], SumInit init) {
     constexpr int kGroup = V::kSumGroup;
     int32_t a = 0;
     for (; a + kGroup <= ms; a += kGroup)
-        subblock_sums_group<V, kGroup, NSub, G, kScaled, kSigned>(S + a, P, sc, qs + size_t(a) * xq_stride, xq_stride, Abs);
+        subblock_sums_group<V, kGroup, NSub, G, kScaled, kSigned, kInit>(
+            S + a, P, sc, qs + size_t(a) * xq_stride, xq_stride, Abs, init.at(a));
     const uint8_t *x = qs + size_t(a) * xq_stride;
     switch (ms - a) {  // the last activations, fewer than a group
         case 3:
-            if constexpr (kGroup > 3) subblock_sums_group<V, 3, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
+            if constexpr (kGroup > 3)
+                subblock_sums_group<V, 3, NSub, G, kScaled, kSigned, kInit>(S + a, P, sc, x,
+                                                                            xq_stride, Abs, init.at(a));
             break;
         case 2:
-            if constexpr (kGroup > 2) subblock_sums_group<V, 2, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
+            if constexpr (kGroup > 2)
+                subblock_sums_group<V, 2, NSub, G, kScaled, kSigned, kInit>(S + a, P, sc, x,
+                                                                            xq_stride, Abs, init.at(a));
             break;
         case 1:
-            if constexpr (kGroup > 1) subblock_sums_group<V, 1, NSub, G, kScaled, kSigned>(S + a, P, sc, x, xq_stride, Abs);
+            if constexpr (kGroup > 1)
+                subblock_sums_group<V, 1, NSub, G, kScaled, kSigned, kInit>(S + a, P, sc, x,
+                                                                            xq_stride, Abs, init.at(a));
             break;
         default:
             break;
@@ -103,14 +129,17 @@ inline void grouped_subblock_sums(typename V::I *S, const typename V::I (*P)[G],
 // pairs (kPaired, where every sub-block's sum fits int16 and V pairs them, V::kPairSums): the
 // rows' (sc_2k, sc_2k+1) as int16 pairs; past the groups two sub-blocks' sums are then packed
 // into int16 pairs and scaled by one vpdpwssd, not two vpmulld.
-template <class V, int NSub, int G, bool kScaled = true, bool kSigned = false, bool kPaired = false>
+template <class V, int NSub, int G, bool kScaled = true, bool kSigned = false, bool kPaired = false,
+          bool kInit = false>
 inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], const typename V::I *sc,
                                  const uint8_t *qs, size_t xq_stride, int32_t ms,
                                  const typename V::I (*Abs)[G] = nullptr,
-                                 const typename V::I *pairs = nullptr) {
+                                 const typename V::I *pairs = nullptr, SumInit init = {}) {
     using I = typename V::I;
     if constexpr (V::kSumGroup > 0)
-        if (ms <= kGroupedSumsMaxM) return grouped_subblock_sums<V, NSub, G, kScaled, kSigned>(S, P, sc, qs, xq_stride, ms, Abs);
+        if (ms <= kGroupedSumsMaxM)
+            return grouped_subblock_sums<V, NSub, G, kScaled, kSigned, kInit>(
+                S, P, sc, qs, xq_stride, ms, Abs, init);
     constexpr int J = V::kPassPanels / G > 1 && NSub % (V::kPassPanels / G) == 0 ? V::kPassPanels / G : 1;
     constexpr bool kPairs = kPaired && kScaled && J % 2 == 0;
     for (int j0 = 0; j0 < NSub; j0 += J) {
@@ -124,7 +153,8 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
             const uint8_t *x = qs + size_t(a) * xq_stride + 4 * G * j0;
             I s[J];
             for (int jj = 0; jj < J; ++jj) {
-                s[jj] = kScaled || j0 + jj == 0 || jj > 0 ? V::zero_i() : S[a];
+                if constexpr (kScaled) s[jj] = init.start<V, kInit>(a, j0 + jj);
+                else s[jj] = j0 + jj == 0 || jj > 0 ? V::zero_i() : S[a];
                 for (int g = 0; g < G; ++g) {
                     if constexpr (kSigned) s[jj] = V::dot4_signed(s[jj], p[jj][g], P[j0 + jj][g], V::bcast32(x + 4 * (G * jj + g)));
                     else s[jj] = V::dot4_bcast(s[jj], p[jj][g], x + 4 * (G * jj + g));
@@ -148,16 +178,18 @@ inline void scaled_subblock_sums(typename V::I *S, const typename V::I (*P)[G], 
 // A sub-block panel's apply: the exact S of every activation (scaled_subblock_sums over the
 // weights' P and sc), then term(acc[a], S[a], a), the format's integer rest and float side, in
 // activation order.
-template <class V, int NSub, int G, bool kPaired = false, class Weights, class Term>
+template <class V, int NSub, int G, bool kPaired = false, bool kInit = false, class Weights,
+          class Term>
 inline void subblock_apply(typename V::F *acc, const Weights &w, const uint8_t *xb, size_t xq_stride, int32_t ms,
-                           Term term) {
+                           Term term, SumInit init = {}) {
     typename V::I S[kMaxM];
     const uint8_t *qs = xb + q8_K_act::kQsOffset;
     if constexpr (kPaired)
         scaled_subblock_sums<V, NSub, G, true, false, true>(S, w.P, w.sc, qs, xq_stride, ms, nullptr,
                                                             w.pairs);
     else
-        scaled_subblock_sums<V, NSub, G>(S, w.P, w.sc, qs, xq_stride, ms);
+        scaled_subblock_sums<V, NSub, G, true, false, false, kInit>(S, w.P, w.sc, qs, xq_stride, ms,
+                                                                  nullptr, nullptr, init);
     for (int32_t a = 0; a < ms; ++a) term(acc[a], S[a], a);
 }
 

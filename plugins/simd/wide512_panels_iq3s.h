@@ -111,6 +111,23 @@ struct Panel<IQ3_S> : SubBlockChunkPanel<Vec512, 16> {
         return _mm512_mask_sub_epi8(u, neg, _mm512_set1_epi8(32), u);
     }
 
+    // Past the activation groups (m > kGroupedSumsMaxM) the sums run out of line: inlined into the
+    // driver beside this decode (its lookup tables and lane constants held in registers), GCC
+    // spilled 4 of a pass's 16 panels in the loop over the activations. Up to the groups (and the
+    // token path through these panels, m = 1) they stay inline: out of line there, the token call
+    // and IQ4_XS's gemm4 were slower.
+    using Sums = SubBlockChunkPanel<Vec512, 16>;
+    static inline void apply(__m512 *acc, const Weights &w, const Act *t, const uint8_t *xb,
+                             size_t xq_stride, int32_t ms) {
+        if (ms <= kGroupedSumsMaxM) return Sums::apply(acc, w, t, xb, xq_stride, ms);
+        apply_passes(acc, w, t, xb, xq_stride, ms);
+    }
+    __attribute__((noinline)) static void apply_passes(__m512 *acc, const Weights &w, const Act *t,
+                                                       const uint8_t *xb, size_t xq_stride,
+                                                       int32_t ms) {
+        Sums::apply(acc, w, t, xb, xq_stride, ms);
+    }
+
     static inline void decode(const uint8_t *const p[], Weights &w) {
         I a[4], b[4], c[4];  // a: qh[0..3], qh[4..7], signs of sub-blocks 0, 1; b: 2..5; c: 5, 6, 7, scales
         panel_transpose<Vec512>(p, 66, a);
@@ -128,13 +145,11 @@ struct Panel<IQ3_S> : SubBlockChunkPanel<Vec512, 16> {
                 for (int g = 0; g < 4; ++g) P[g] = signed_panel(P[g], signs[sb], 4 * hh + g);
             }
         }
-        // sc_j = 1 + 2 * (nibble j of the scales), int32 and as int16 pairs
+        // sc_j = 1 + 2 * (nibble j of the scales), int32
         for (int j = 0; j < 8; ++j) {
             const I nib = _mm512_and_si512(_mm512_srli_epi32(c[3], unsigned(4 * j)), _mm512_set1_epi32(0x0F));
             w.sc[j] = _mm512_add_epi32(_mm512_add_epi32(nib, nib), _mm512_set1_epi32(1));
         }
-        for (int k = 0; k < 4; ++k)
-            w.pairs[k] = _mm512_or_si512(w.sc[2 * k], _mm512_slli_epi32(w.sc[2 * k + 1], 16));
         w.d = panel_fp16<Vec512>(p, 0);
     }
 };
