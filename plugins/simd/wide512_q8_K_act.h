@@ -25,12 +25,26 @@ struct SPair {
     __mmask64 neg;
     __m512i sc;
 };
-inline __m512i pair_dot(__m512i acc, const UPair &k, __m512i a) {
+// Offset quants u = q + K (Q3_K): the offset comes off the int16 pair sums by the activation
+// block's prepared koff of the same two chunks (OChunk, simd/superblock_lanes.h).
+template <int K>
+struct OPair {
+    __m512i u, sc;
+};
+// Chunk pair `pair` against its 64 activations a (and, for an offset pair, x's koff).
+template <class Act>
+inline __m512i pair_dot(__m512i acc, const UPair &k, __m512i a, const Act &, int) {
     return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(k.q, a), k.sc);
 }
-inline __m512i pair_dot(__m512i acc, const SPair &k, __m512i a) {
+template <class Act>
+inline __m512i pair_dot(__m512i acc, const SPair &k, __m512i a, const Act &, int) {
     const __m512i signed_a = _mm512_mask_sub_epi8(a, k.neg, _mm512_setzero_si512(), a);
     return _mm512_dpwssd_epi32(acc, _mm512_maddubs_epi16(k.mag, signed_a), k.sc);
+}
+template <int K, class Act>
+inline __m512i pair_dot(__m512i acc, const OPair<K> &k, __m512i a, const Act &x, int pair) {
+    const __m512i koff = _mm512_loadu_si512(&x.koff[2 * pair]);  // koff[2P] | koff[2P + 1]
+    return _mm512_dpwssd_epi32(acc, _mm512_sub_epi16(_mm512_maddubs_epi16(k.u, a), koff), k.sc);
 }
 // chunk_scale of chunks C and C + 1 in the low and high halves: the same in-lane shuffle of the
 // per-block vector, widened.
@@ -52,7 +66,7 @@ struct PairDecodeLanes {
     static inline __m256i dot_pairs(const uint8_t *p, const Head &h, const Act &x, std::integer_sequence<int, P...>) {
         __m512i even = _mm512_setzero_si512(), odd = _mm512_setzero_si512();
         auto step = [&](__m512i acc, const auto &k, int pair) {
-            return pair_dot(acc, k, _mm512_loadu_si512(q8k::qs(x.a) + 64 * pair));
+            return pair_dot(acc, k, _mm512_loadu_si512(q8k::qs(x.a) + 64 * pair), x, pair);
         };
         ((even = step(even, Pairs::template pair<2 * P>(p, h), 2 * P),
           odd = step(odd, Pairs::template pair<2 * P + 1>(p, h), 2 * P + 1)),
@@ -135,8 +149,57 @@ struct IQ4_XSPairs {
     }
 };
 
+// (a | (b & c)) bytewise in one vpternlogq: the decodes below merge a nibble or bit pair with
+// the masked high bits this way.
+inline __m512i or_masked(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi64(a, b, c, 0xF8); }
+
+// Q6_K's chunk pairs: one 512-bit ql load, one broadcast of qh and one variable shift per pair
+// where two 256-bit chunks took two loads, four shifts, four ands and two ors, and half the
+// vpmaddubsw / vpdpwssd.
+struct Q6_KPairs {
+    // chunks 2P | 2P + 1 (= 4 i + g, g = 2 (P % 2) and g + 1): nibble P % 2 of ql[64 i ..], the
+    // 64 bytes of both chunks in order | bits 2g, 2g + 1 (low half) and 2g + 2, 2g + 3 (high
+    // half) of qh[32 i ..] as bits 4, 5
+    template <int P>
+    static inline UPair pair(const uint8_t *p, const Q6_KFields::Head &h) {
+        constexpr int i = P / 2, n = P % 2;
+        const __m512i ql = _mm512_loadu_si512(p + 64 * i), m4 = _mm512_set1_epi8(0x0F);
+        const __m512i low = _mm512_and_si512(n ? _mm512_srli_epi16(ql, 4) : ql, m4);
+        const __m512i qh = _mm512_broadcast_i64x4(load256(p + 128 + 32 * i));
+        // n = 0: bits 0-1 | 2-3 up to 4-5 (left 4 | 2); n = 1: bits 4-5 | 6-7 (left 0 | right 2)
+        const __m512i hi = n ? _mm512_srlv_epi64(qh, _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2))
+                             : _mm512_sllv_epi64(qh, _mm512_setr_epi64(4, 4, 4, 4, 2, 2, 2, 2));
+        return {or_masked(low, hi, _mm512_set1_epi8(0x30)), pair_scale<2 * P>(h.scales16)};
+    }
+};
+
+// Q3_K's chunk pairs: u = q + 4 as Q2_K's bit pairs with hmask's bit c as bit 2, one variable
+// shift of each broadcast field per pair; the offset off the pair sums (OPair).
+struct Q3_KPairs {
+    // chunks 2P | 2P + 1 (= 4 i + g, g = 2 (P % 2) and g + 1): bits 2g, 2g + 1 | 2g + 2, 2g + 3
+    // of qs[32 i ..], bit 2P | 2P + 1 of hmask[0 ..] moved to bit 2
+    template <int P>
+    static inline OPair<Q3_KFields::kOffset> pair(const uint8_t *p, const Q3_KFields::Head &h) {
+        constexpr int g = 2 * (P % 2), c = 2 * P;
+        const __m512i x = _mm512_broadcast_i64x4(load256(p + 32 + 32 * (P / 2)));
+        const __m512i low = _mm512_and_si512(
+            _mm512_srlv_epi64(x, _mm512_setr_epi64(2 * g, 2 * g, 2 * g, 2 * g, 2 * g + 2, 2 * g + 2, 2 * g + 2, 2 * g + 2)),
+            _mm512_set1_epi8(0x03));
+        const __m512i hm = _mm512_broadcast_i64x4(load256(p));
+        // bit c (c + 1) to bit 2: left 2 | 1 for P = 0, else right c - 2 | c - 1
+        const __m512i hi = c < 2 ? _mm512_sllv_epi64(hm, _mm512_setr_epi64(2, 2, 2, 2, 1, 1, 1, 1))
+                                 : _mm512_srlv_epi64(hm, _mm512_setr_epi64(c - 2, c - 2, c - 2, c - 2, c - 1, c - 1,
+                                                                           c - 1, c - 1));
+        return {or_masked(low, hi, _mm512_set1_epi8(0x04)), pair_scale<c>(h.scales16)};
+    }
+};
+
 template <>
 struct TokenLanes<Q4_KFields> : PairDecodeLanes<Q4_KFields, Q4_KPairs> {};
+template <>
+struct TokenLanes<Q6_KFields> : PairDecodeLanes<Q6_KFields, Q6_KPairs> {};
+template <>
+struct TokenLanes<Q3_KFields> : PairDecodeLanes<Q3_KFields, Q3_KPairs> {};
 template <>
 struct TokenLanes<Q2_KFields> : PairDecodeLanes<Q2_KFields, Q2_KPairs> {};
 template <>
