@@ -48,13 +48,17 @@ inline __m512i pair_dot(__m512i acc, const OPair<K> &k, __m512i a, const Act &x,
 }
 // chunk_scale of chunks C and C + 1 in the low and high halves: the same in-lane shuffle of the
 // per-block vector, widened.
+// From a zmm holding the per-block vector's 128-bit half in every lane:
 template <int C>
-inline __m512i pair_scale(__m256i scales16) {
-    const __m512i v = _mm512_broadcast_i64x4(scales16);
+inline __m512i pair_scale_z(__m512i v) {
     const __m512i sel = _mm512_inserti64x4(
         _mm512_castsi256_si512(_mm256_set1_epi16(int16_t(((2 * C + 1) << 8) | (2 * C)))),
         _mm256_set1_epi16(int16_t(((2 * C + 3) << 8) | (2 * C + 2))), 1);
     return _mm512_shuffle_epi8(v, sel);
+}
+template <int C>
+inline __m512i pair_scale(__m256i scales16) {
+    return pair_scale_z<C>(_mm512_broadcast_i64x4(scales16));
 }
 
 // The token-path lanes of a super-block whose fields decode chunk pairs (Pairs::pair<P>, a UPair
@@ -134,24 +138,35 @@ constexpr bool iq4nl_negative_below_8() {
 }
 static_assert(iq4nl_negative_below_8(), "IQ4_XSPairs takes the sign from the index");
 
+// One IQ4_XS block's 8 int16 scales ls - 32 in every 128-bit lane (TokenBlockPair<IQ4_XS>).
+struct IQ4Scales {
+    __m512i words;
+    float d;
+};
+
 struct IQ4_XSPairs {
+    template <int C>
+    static inline __m512i pair_scale_of(const IQ4_XSFields::Head &h) { return pair_scale<C>(h.scales16); }
+    template <int C>
+    static inline __m512i pair_scale_of(const IQ4Scales &h) { return pair_scale_z<C>(h.words); }
     // chunks 2P | 2P + 1 from the 32 bytes at 8 + 32 P: 128-bit lanes = lo | hi nibbles of the
     // first 16 bytes, then of the second 16 (two 128-bit broadcast loads, the second merged into
     // lanes 2-3: no shuffle), through the value table
-    template <int P>
-    static inline SPair pair(const uint8_t *p, const IQ4_XSFields::Head &h) {
+    template <int P, class Head>
+    static inline SPair pair(const uint8_t *p, const Head &h) {
         const __m512i lanes = _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(load128(p + 8 + 32 * P)), 0xFF00,
                                                           load128(p + 8 + 32 * P + 16));  // 16 bytes: 0, 0, 1, 1
         const __m512i shift = _mm512_setr_epi64(0, 0, 4, 4, 0, 0, 4, 4);
         const __m512i idx = _mm512_and_si512(_mm512_srlv_epi64(lanes, shift), _mm512_set1_epi8(0x0F));
         const __m512i mag = _mm512_shuffle_epi8(_mm512_abs_epi8(_mm512_broadcast_i32x4(load128(kValuesIq4nl))), idx);
-        return {mag, _mm512_testn_epi8_mask(idx, _mm512_set1_epi8(8)), pair_scale<2 * P>(h.scales16)};
+        return {mag, _mm512_testn_epi8_mask(idx, _mm512_set1_epi8(8)), pair_scale_of<2 * P>(h)};
     }
 };
 
 // (a | (b & c)) bytewise in one vpternlogq: the decodes below merge a nibble or bit pair with
 // the masked high bits this way.
 inline __m512i or_masked(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi64(a, b, c, 0xF8); }
+inline __m256i or_masked(__m256i a, __m256i b, __m256i c) { return _mm256_ternarylogic_epi64(a, b, c, 0xF8); }
 
 // Q6_K's chunk pairs: one 512-bit ql load, one broadcast of qh and one variable shift per pair
 // where two 256-bit chunks took two loads, four shifts, four ands and two ors, and half the
@@ -234,6 +249,40 @@ struct TokenBlockPair<Q4_K> {
         const __m128 dd0 = fp16x2(p), dd1 = fp16x2(q);
         h0 = {_mm_cvtss_f32(dd0), lane<1>(dd0)}, h1 = {_mm_cvtss_f32(dd1), lane<1>(dd1)};
         Q4_KFields::fma_pair<0, 2, 1, 3>(acc, SM, h0, h1, x0, x1);
+    }
+};
+
+// IQ4_XS's step of token_row_pairs (blocks p and p + 136): both blocks' scale fields unpacked
+// to int16 in one ymm (one 128-bit lane each) by two in-lane byte shuffles and two word shifts,
+// where each block's head (IQ4_XSFields::scale_bytes) spread scales_h with scalar shifts and
+// masks, then widened and broadcast. Same integers, same fmas.
+template <>
+struct TokenBlockPair<IQ4_XS> {
+    static constexpr bool kEnabled = true;
+    // Per 128-bit lane, from the block's first 16 bytes (d | scales_h | scales_l | ...): word sb =
+    // (nibble sb of scales_l | bits 2 sb, 2 sb + 1 of scales_h << 4) - 32.
+    static inline __m256i scales_lanes(__m256i v) {
+        // word sb: byte 4 + sb / 2 (its nibble sb % 2 shifted down by 0 | 4)
+        const __m256i l = _mm256_srlv_epi16(
+            shuffle_in_lanes(v, _mm_setr_epi8(4, -1, 4, -1, 5, -1, 5, -1, 6, -1, 6, -1, 7, -1, 7, -1)),
+            _mm256_setr_epi16(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4));
+        // word sb: byte 2 + sb / 4 as its high byte, its field 2 (sb % 4) down to bits 4-5
+        const __m256i h = _mm256_srlv_epi16(
+            shuffle_in_lanes(v, _mm_setr_epi8(-1, 2, -1, 2, -1, 2, -1, 2, -1, 3, -1, 3, -1, 3, -1, 3)),
+            _mm256_setr_epi16(4, 6, 8, 10, 4, 6, 8, 10, 4, 6, 8, 10, 4, 6, 8, 10));
+        const __m256i ls = or_masked(_mm256_and_si256(l, _mm256_set1_epi16(0x0F)), h, _mm256_set1_epi16(0x30));
+        return _mm256_sub_epi16(ls, _mm256_set1_epi16(32));
+    }
+    static inline void step(float &acc, const uint8_t *p, const ActK &x0, const ActK &x1) {
+        const uint8_t *q = p + IQ4_XSFields::kBytes;
+        const __m512i v = _mm512_castsi256_si512(
+            scales_lanes(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(p)), load128(q), 1)));
+        const IQ4Scales h0{_mm512_shuffle_i32x4(v, v, 0x00), fp16_lead(p)};
+        const IQ4Scales h1{_mm512_shuffle_i32x4(v, v, 0x55), fp16_lead(q)};
+        using Lanes = TokenLanes<IQ4_XSFields>;
+        const Ints i0{Lanes::lanes(p, h0, x0), _mm256_setzero_si256()};
+        const Ints i1{Lanes::lanes(q, h1, x1), _mm256_setzero_si256()};
+        IQ4_XSFields::combine_pair(acc, h0, h1, i0, i1, x0, x1);
     }
 };
 
