@@ -46,6 +46,13 @@ inline __m512i pair_dot(__m512i acc, const OPair<K> &k, __m512i a, const Act &x,
     const __m512i koff = _mm512_loadu_si512(&x.koff[2 * pair]);  // koff[2P] | koff[2P + 1]
     return _mm512_dpwssd_epi32(acc, _mm512_sub_epi16(_mm512_maddubs_epi16(k.u, a), koff), k.sc);
 }
+// A block's per-block multiplier vector (8 scales in every 128-bit lane, or 16 as [even | odd]
+// twice) already in a zmm, and its d: the head the block-pair steps below decode for two blocks
+// at once.
+struct ZScales {
+    __m512i words;
+    float d;
+};
 // chunk_scale of chunks C and C + 1 in the low and high halves: the same in-lane shuffle of the
 // per-block vector, widened.
 // From a zmm holding the per-block vector's 128-bit half in every lane:
@@ -138,17 +145,11 @@ constexpr bool iq4nl_negative_below_8() {
 }
 static_assert(iq4nl_negative_below_8(), "IQ4_XSPairs takes the sign from the index");
 
-// One IQ4_XS block's 8 int16 scales ls - 32 in every 128-bit lane (TokenBlockPair<IQ4_XS>).
-struct IQ4Scales {
-    __m512i words;
-    float d;
-};
-
 struct IQ4_XSPairs {
     template <int C>
     static inline __m512i pair_scale_of(const IQ4_XSFields::Head &h) { return pair_scale<C>(h.scales16); }
     template <int C>
-    static inline __m512i pair_scale_of(const IQ4Scales &h) { return pair_scale_z<C>(h.words); }
+    static inline __m512i pair_scale_of(const ZScales &h) { return pair_scale_z<C>(h.words); }
     // chunks 2P | 2P + 1 from the 32 bytes at 8 + 32 P: 128-bit lanes = lo | hi nibbles of the
     // first 16 bytes, then of the second 16 (two 128-bit broadcast loads, the second merged into
     // lanes 2-3: no shuffle), through the value table
@@ -193,8 +194,12 @@ struct Q6_KPairs {
 struct Q3_KPairs {
     // chunks 2P | 2P + 1 (= 4 i + g, g = 2 (P % 2) and g + 1): bits 2g, 2g + 1 | 2g + 2, 2g + 3
     // of qs[32 i ..], bit 2P | 2P + 1 of hmask[0 ..] moved to bit 2
-    template <int P>
-    static inline OPair<Q3_KFields::kOffset> pair(const uint8_t *p, const Q3_KFields::Head &h) {
+    template <int C>
+    static inline __m512i pair_scale_of(const Q3_KFields::Head &h) { return pair_scale<C>(h.scales16); }
+    template <int C>
+    static inline __m512i pair_scale_of(const ZScales &h) { return pair_scale_z<C>(h.words); }
+    template <int P, class Head>
+    static inline OPair<Q3_KFields::kOffset> pair(const uint8_t *p, const Head &h) {
         constexpr int g = 2 * (P % 2), c = 2 * P;
         const __m512i x = _mm512_broadcast_i64x4(load256(p + 32 + 32 * (P / 2)));
         const __m512i low = _mm512_and_si512(
@@ -205,7 +210,7 @@ struct Q3_KPairs {
         const __m512i hi = c < 2 ? _mm512_sllv_epi64(hm, _mm512_setr_epi64(2, 2, 2, 2, 1, 1, 1, 1))
                                  : _mm512_srlv_epi64(hm, _mm512_setr_epi64(c - 2, c - 2, c - 2, c - 2, c - 1, c - 1,
                                                                            c - 1, c - 1));
-        return {or_masked(low, hi, _mm512_set1_epi8(0x04)), pair_scale<c>(h.scales16)};
+        return {or_masked(low, hi, _mm512_set1_epi8(0x04)), pair_scale_of<c>(h)};
     }
 };
 
@@ -252,6 +257,17 @@ struct TokenBlockPair<Q4_K> {
     }
 };
 
+// The block-pair step of a one-term format once both heads are decoded: each block's pair-decode
+// lanes, then one tree for both S and the two fmas in block order (OneTerm::combine_pair).
+template <class F, class Act>
+inline void one_term_pair_step(float &acc, const uint8_t *p, const ZScales &h0, const ZScales &h1, const Act &x0,
+                               const Act &x1) {
+    using Lanes = TokenLanes<F>;
+    const Ints i0{Lanes::lanes(p, h0, x0), _mm256_setzero_si256()};
+    const Ints i1{Lanes::lanes(p + F::kBytes, h1, x1), _mm256_setzero_si256()};
+    F::combine_pair(acc, h0, h1, i0, i1, x0, x1);
+}
+
 // IQ4_XS's step of token_row_pairs (blocks p and p + 136): both blocks' scale fields unpacked
 // to int16 in one ymm (one 128-bit lane each) by two in-lane byte shuffles and two word shifts,
 // where each block's head (IQ4_XSFields::scale_bytes) spread scales_h with scalar shifts and
@@ -277,12 +293,45 @@ struct TokenBlockPair<IQ4_XS> {
         const uint8_t *q = p + IQ4_XSFields::kBytes;
         const __m512i v = _mm512_castsi256_si512(
             scales_lanes(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(p)), load128(q), 1)));
-        const IQ4Scales h0{_mm512_shuffle_i32x4(v, v, 0x00), fp16_lead(p)};
-        const IQ4Scales h1{_mm512_shuffle_i32x4(v, v, 0x55), fp16_lead(q)};
-        using Lanes = TokenLanes<IQ4_XSFields>;
-        const Ints i0{Lanes::lanes(p, h0, x0), _mm256_setzero_si256()};
-        const Ints i1{Lanes::lanes(q, h1, x1), _mm256_setzero_si256()};
-        IQ4_XSFields::combine_pair(acc, h0, h1, i0, i1, x0, x1);
+        one_term_pair_step<IQ4_XSFields>(acc, p, ZScales{_mm512_shuffle_i32x4(v, v, 0x00), fp16_lead(p)},
+                                         ZScales{_mm512_shuffle_i32x4(v, v, 0x55), fp16_lead(q)}, x0, x1);
+    }
+};
+
+// Q3_K's step of token_row_pairs (blocks p and p + 110): both blocks' 16 signed 6-bit scales
+// unpacked to int16 [even | odd] in one zmm (a 256-bit half each) by two byte shuffles and two
+// word shifts, where each block's head gathered the high bits with scalar shifts and vpinsrd.
+template <>
+struct TokenBlockPair<Q3_K> {
+    static constexpr bool kEnabled = true;
+    // From the 16 bytes ending the block (qs's last 2, the 12 scale bytes, d: no read past the
+    // block) in both 128-bit lanes of each 256-bit half: word k of lane L is scale j = 2 k + L,
+    // (low4_j | high2_j << 4) - 32, low4_j nibble j / 8 of scale byte j % 8, high2_j bits
+    // 2 (j / 4), 2 (j / 4) + 1 of scale byte 8 + j % 4 (scale byte b at index 2 + b).
+    static inline __m512i scales_lanes(__m512i v) {
+        const __m512i sel_low = _mm512_broadcast_i64x4(
+            _mm256_setr_epi8(2, -1, 4, -1, 6, -1, 8, -1, 2, -1, 4, -1, 6, -1, 8, -1,  //
+                             3, -1, 5, -1, 7, -1, 9, -1, 3, -1, 5, -1, 7, -1, 9, -1));
+        const __m512i shift_low = _mm512_broadcast_i64x4(
+            _mm256_setr_epi16(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4));
+        const __m512i sel_high = _mm512_broadcast_i64x4(
+            _mm256_setr_epi8(-1, 10, -1, 12, -1, 10, -1, 12, -1, 10, -1, 12, -1, 10, -1, 12,  //
+                             -1, 11, -1, 13, -1, 11, -1, 13, -1, 11, -1, 13, -1, 11, -1, 13));
+        // high2_j to bits 4-5 of the word whose high byte holds it: right 4 + 2 (j / 4)
+        const __m512i shift_high = _mm512_broadcast_i64x4(
+            _mm256_setr_epi16(4, 4, 6, 6, 8, 8, 10, 10, 4, 4, 6, 6, 8, 8, 10, 10));
+        const __m512i l = _mm512_srlv_epi16(_mm512_shuffle_epi8(v, sel_low), shift_low);
+        const __m512i h = _mm512_srlv_epi16(_mm512_shuffle_epi8(v, sel_high), shift_high);
+        const __m512i ls = or_masked(_mm512_and_si512(l, _mm512_set1_epi16(0x0F)), h, _mm512_set1_epi16(0x30));
+        return _mm512_sub_epi16(ls, _mm512_set1_epi16(32));
+    }
+    template <class Act>
+    static inline void step(float &acc, const uint8_t *p, const Act &x0, const Act &x1) {
+        const uint8_t *q = p + Q3_KFields::kBytes;
+        const __m512i v = scales_lanes(
+            _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(load128(p + 94)), 0xFF00, load128(q + 94)));
+        one_term_pair_step<Q3_KFields>(acc, p, ZScales{_mm512_shuffle_i64x2(v, v, 0x44), fp16(p + 108)},
+                                       ZScales{_mm512_shuffle_i64x2(v, v, 0xEE), fp16(q + 108)}, x0, x1);
     }
 };
 
