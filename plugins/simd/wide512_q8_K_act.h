@@ -172,12 +172,34 @@ inline __m256i or_masked(__m256i a, __m256i b, __m256i c) { return _mm256_ternar
 // Q6_K's chunk pairs: one 512-bit ql load, one broadcast of qh and one variable shift per pair
 // where two 256-bit chunks took two loads, four shifts, four ands and two ors, and half the
 // vpmaddubsw / vpdpwssd.
+// Two Q6_K blocks' 32 int16 scales in natural order (block B's at words 16 B ..): the chunk
+// pairs' multipliers by one vpermw each (TokenBlockPair<Q6_K>).
+template <int B>
+struct Q6Words {
+    __m512i words;
+};
+
 struct Q6_KPairs {
+    template <int C>
+    static inline __m512i pair_scale_of(const Q6_KFields::Head &h) { return pair_scale<C>(h.scales16); }
+    // 128-bit lane L of chunks C, C + 1: scale 2 C + L (sub-blocks of 16)
+    template <int C, int B>
+    static inline __m512i pair_scale_of(const Q6Words<B> &h) {
+        constexpr short w = short(16 * B + 2 * C);
+        return _mm512_permutexvar_epi16(_mm512_setr_epi64(w * 0x0001000100010001ll, w * 0x0001000100010001ll,
+                                                          (w + 1) * 0x0001000100010001ll,
+                                                          (w + 1) * 0x0001000100010001ll,
+                                                          (w + 2) * 0x0001000100010001ll,
+                                                          (w + 2) * 0x0001000100010001ll,
+                                                          (w + 3) * 0x0001000100010001ll,
+                                                          (w + 3) * 0x0001000100010001ll),
+                                        h.words);
+    }
     // chunks 2P | 2P + 1 (= 4 i + g, g = 2 (P % 2) and g + 1): nibble P % 2 of ql[64 i ..], the
     // 64 bytes of both chunks in order | bits 2g, 2g + 1 (low half) and 2g + 2, 2g + 3 (high
     // half) of qh[32 i ..] as bits 4, 5
-    template <int P>
-    static inline UPair pair(const uint8_t *p, const Q6_KFields::Head &h) {
+    template <int P, class Head>
+    static inline UPair pair(const uint8_t *p, const Head &h) {
         constexpr int i = P / 2, n = P % 2;
         const __m512i ql = _mm512_loadu_si512(p + 64 * i), m4 = _mm512_set1_epi8(0x0F);
         const __m512i low = _mm512_and_si512(n ? _mm512_srli_epi16(ql, 4) : ql, m4);
@@ -185,7 +207,7 @@ struct Q6_KPairs {
         // n = 0: bits 0-1 | 2-3 up to 4-5 (left 4 | 2); n = 1: bits 4-5 | 6-7 (left 0 | right 2)
         const __m512i hi = n ? _mm512_srlv_epi64(qh, _mm512_setr_epi64(0, 0, 0, 0, 2, 2, 2, 2))
                              : _mm512_sllv_epi64(qh, _mm512_setr_epi64(4, 4, 4, 4, 2, 2, 2, 2));
-        return {or_masked(low, hi, _mm512_set1_epi8(0x30)), pair_scale<2 * P>(h.scales16)};
+        return {or_masked(low, hi, _mm512_set1_epi8(0x30)), pair_scale_of<2 * P>(h)};
     }
 };
 
@@ -332,6 +354,33 @@ struct TokenBlockPair<Q3_K> {
             _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(load128(p + 94)), 0xFF00, load128(q + 94)));
         one_term_pair_step<Q3_KFields>(acc, p, ZScales{_mm512_shuffle_i64x2(v, v, 0x44), fp16(p + 108)},
                                        ZScales{_mm512_shuffle_i64x2(v, v, 0xEE), fp16(q + 108)}, x0, x1);
+    }
+};
+
+// Q6_K's step of token_row_pairs (blocks p and p + 210): both blocks' int8 scales widened to
+// 32 words of one zmm by one vpmovsxbw; each chunk pair's multipliers one vpermw from it; the
+// offset -32 sum_s sc_s bs[s] of each block by one vpmaddwd of -32 sc against its bsums,
+// added to its lanes. One vpmovsxbw, one sub and one shift for both blocks where each block's
+// head took a shuffle and two vpmovsxbw and its Ints a shift and a sub. Same integers, same fmas.
+template <>
+struct TokenBlockPair<Q6_K> {
+    static constexpr bool kEnabled = true;
+    static inline void step(float &acc, const uint8_t *p, const ActK &x0, const ActK &x1) {
+        const uint8_t *q = p + Q6_KFields::kBytes;
+        const __m512i sc =
+            _mm512_cvtepi8_epi16(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(p + 192)), load128(q + 192), 1));
+        // -32 sc: |sc| <= 128, so |32 sc| <= 4096 and each vpmaddwd pair stays far inside int32
+        const __m512i m32 = _mm512_slli_epi16(_mm512_sub_epi16(_mm512_setzero_si512(), sc), 5);
+        using Lanes = TokenLanes<Q6_KFields>;
+        const __m256i s0 = _mm256_add_epi32(Lanes::lanes(p, Q6Words<0>{sc}, x0),
+                                            _mm256_madd_epi16(_mm512_castsi512_si256(m32), x0.bs));
+        const __m256i s1 = _mm256_add_epi32(Lanes::lanes(q, Q6Words<1>{sc}, x1),
+                                            _mm256_madd_epi16(_mm512_extracti64x4_epi64(m32, 1), x1.bs));
+        struct {
+            float d;
+        } h0{fp16(p + 208)}, h1{fp16(q + 208)};
+        Q6_KFields::combine_pair(acc, h0, h1, Ints{s0, _mm256_setzero_si256()}, Ints{s1, _mm256_setzero_si256()}, x0,
+                                 x1);
     }
 };
 
