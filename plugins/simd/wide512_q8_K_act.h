@@ -46,6 +46,18 @@ inline __m512i pair_dot(__m512i acc, const OPair<K> &k, __m512i a, const Act &x,
     const __m512i koff = _mm512_loadu_si512(&x.koff[2 * pair]);  // koff[2P] | koff[2P + 1]
     return _mm512_dpwssd_epi32(acc, _mm512_sub_epi16(_mm512_maddubs_epi16(k.u, a), koff), k.sc);
 }
+// A 256-bit constant repeated in both halves of a zmm, as one 64-byte constant: written as
+// _mm512_broadcast_i64x4 of a ymm constant, GCC 12 kept the ymm and re-broadcast it in the loop
+// (one vshufi64x2 per use).
+template <class T, int N>
+struct alignas(64) Twice256 {
+    T v[2 * N];
+    constexpr Twice256(const T (&half)[N]) : v{} {
+        for (int i = 0; i < 2 * N; ++i) v[i] = half[i % N];
+    }
+    __m512i zmm() const { return _mm512_load_si512(v); }
+};
+
 // A block's per-block multiplier vector (8 scales in every 128-bit lane, or 16 as [even | odd]
 // twice) already in a zmm, and its d: the head the block-pair steps below decode for two blocks
 // at once.
@@ -331,19 +343,16 @@ struct TokenBlockPair<Q3_K> {
     // (low4_j | high2_j << 4) - 32, low4_j nibble j / 8 of scale byte j % 8, high2_j bits
     // 2 (j / 4), 2 (j / 4) + 1 of scale byte 8 + j % 4 (scale byte b at index 2 + b).
     static inline __m512i scales_lanes(__m512i v) {
-        const __m512i sel_low = _mm512_broadcast_i64x4(
-            _mm256_setr_epi8(2, -1, 4, -1, 6, -1, 8, -1, 2, -1, 4, -1, 6, -1, 8, -1,  //
-                             3, -1, 5, -1, 7, -1, 9, -1, 3, -1, 5, -1, 7, -1, 9, -1));
-        const __m512i shift_low = _mm512_broadcast_i64x4(
-            _mm256_setr_epi16(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4));
-        const __m512i sel_high = _mm512_broadcast_i64x4(
-            _mm256_setr_epi8(-1, 10, -1, 12, -1, 10, -1, 12, -1, 10, -1, 12, -1, 10, -1, 12,  //
-                             -1, 11, -1, 13, -1, 11, -1, 13, -1, 11, -1, 13, -1, 11, -1, 13));
+        static constexpr Twice256<int8_t, 32> sel_low{{2, -1, 4, -1, 6, -1, 8, -1, 2, -1, 4, -1, 6, -1, 8, -1,  //
+                                                        3, -1, 5, -1, 7, -1, 9, -1, 3, -1, 5, -1, 7, -1, 9, -1}};
+        static constexpr Twice256<int16_t, 16> shift_low{{0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4}};
+        static constexpr Twice256<int8_t, 32> sel_high{
+            {-1, 10, -1, 12, -1, 10, -1, 12, -1, 10, -1, 12, -1, 10, -1, 12,  //
+             -1, 11, -1, 13, -1, 11, -1, 13, -1, 11, -1, 13, -1, 11, -1, 13}};
         // high2_j to bits 4-5 of the word whose high byte holds it: right 4 + 2 (j / 4)
-        const __m512i shift_high = _mm512_broadcast_i64x4(
-            _mm256_setr_epi16(4, 4, 6, 6, 8, 8, 10, 10, 4, 4, 6, 6, 8, 8, 10, 10));
-        const __m512i l = _mm512_srlv_epi16(_mm512_shuffle_epi8(v, sel_low), shift_low);
-        const __m512i h = _mm512_srlv_epi16(_mm512_shuffle_epi8(v, sel_high), shift_high);
+        static constexpr Twice256<int16_t, 16> shift_high{{4, 4, 6, 6, 8, 8, 10, 10, 4, 4, 6, 6, 8, 8, 10, 10}};
+        const __m512i l = _mm512_srlv_epi16(_mm512_shuffle_epi8(v, sel_low.zmm()), shift_low.zmm());
+        const __m512i h = _mm512_srlv_epi16(_mm512_shuffle_epi8(v, sel_high.zmm()), shift_high.zmm());
         const __m512i ls = or_masked(_mm512_and_si512(l, _mm512_set1_epi16(0x0F)), h, _mm512_set1_epi16(0x30));
         return _mm512_sub_epi16(ls, _mm512_set1_epi16(32));
     }
