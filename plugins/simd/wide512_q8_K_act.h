@@ -67,6 +67,16 @@ template <int C>
 inline __m512i pair_scale(__m256i scales16) {
     return pair_scale_z<C>(_mm512_broadcast_i64x4(scales16));
 }
+// The same from a block's head: a format's Head (its scales16) or a ZScales decoded for two
+// blocks (simd/wide512_token_block_pairs.h).
+template <int C, class Head>
+inline __m512i pair_scale_of(const Head &h) {
+    return pair_scale<C>(h.scales16);
+}
+template <int C>
+inline __m512i pair_scale_of(const ZScales &h) {
+    return pair_scale_z<C>(h.words);
+}
 
 // The token-path lanes of a super-block whose fields decode chunk pairs (Pairs::pair<P>, a UPair
 // or SPair): even and odd pairs in two int chains, folded.
@@ -146,12 +156,6 @@ constexpr bool iq4nl_negative_below_8() {
 static_assert(iq4nl_negative_below_8(), "IQ4_XSPairs takes the sign from the index");
 
 struct IQ4_XSPairs {
-    template <int C>
-    static inline __m512i pair_scale_of(const IQ4_XSFields::Head &h) {
-        return pair_scale<C>(h.scales16);
-    }
-    template <int C>
-    static inline __m512i pair_scale_of(const ZScales &h) { return pair_scale_z<C>(h.words); }
     // chunks 2P | 2P + 1 from the 32 bytes at 8 + 32 P: 128-bit lanes = lo | hi nibbles of the
     // first 16 bytes, then of the second 16 (two 128-bit broadcast loads, the second merged into
     // lanes 2-3: no shuffle), through the value table
@@ -181,26 +185,22 @@ template <int B>
 struct Q6Words {
     __m512i words;
 };
+// 128-bit lane L of chunks C, C + 1: scale 2 C + L (sub-blocks of 16)
+template <int C, int B>
+inline __m512i pair_scale_of(const Q6Words<B> &h) {
+    constexpr short w = short(16 * B + 2 * C);
+    return _mm512_permutexvar_epi16(
+        _mm512_setr_epi64(w * 0x0001000100010001ll, w * 0x0001000100010001ll,
+                          (w + 1) * 0x0001000100010001ll, (w + 1) * 0x0001000100010001ll,
+                          (w + 2) * 0x0001000100010001ll, (w + 2) * 0x0001000100010001ll,
+                          (w + 3) * 0x0001000100010001ll, (w + 3) * 0x0001000100010001ll),
+        h.words);
+}
 
 // Q6_K's chunk pairs: one 512-bit ql load, one broadcast of qh and one variable shift per pair
 // where two 256-bit chunks took two loads, four shifts, four ands and two ors, and half the
 // vpmaddubsw / vpdpwssd.
 struct Q6_KPairs {
-    template <int C>
-    static inline __m512i pair_scale_of(const Q6_KFields::Head &h) {
-        return pair_scale<C>(h.scales16);
-    }
-    // 128-bit lane L of chunks C, C + 1: scale 2 C + L (sub-blocks of 16)
-    template <int C, int B>
-    static inline __m512i pair_scale_of(const Q6Words<B> &h) {
-        constexpr short w = short(16 * B + 2 * C);
-        return _mm512_permutexvar_epi16(
-            _mm512_setr_epi64(w * 0x0001000100010001ll, w * 0x0001000100010001ll,
-                              (w + 1) * 0x0001000100010001ll, (w + 1) * 0x0001000100010001ll,
-                              (w + 2) * 0x0001000100010001ll, (w + 2) * 0x0001000100010001ll,
-                              (w + 3) * 0x0001000100010001ll, (w + 3) * 0x0001000100010001ll),
-            h.words);
-    }
     // chunks 2P | 2P + 1 (= 4 i + g, g = 2 (P % 2) and g + 1): nibble P % 2 of ql[64 i ..], the
     // 64 bytes of both chunks in order | bits 2g, 2g + 1 (low half) and 2g + 2, 2g + 3 (high
     // half) of qh[32 i ..] as bits 4, 5
@@ -222,12 +222,6 @@ struct Q6_KPairs {
 struct Q3_KPairs {
     // chunks 2P | 2P + 1 (= 4 i + g, g = 2 (P % 2) and g + 1): bits 2g, 2g + 1 | 2g + 2, 2g + 3
     // of qs[32 i ..], bit 2P | 2P + 1 of hmask[0 ..] moved to bit 2
-    template <int C>
-    static inline __m512i pair_scale_of(const Q3_KFields::Head &h) {
-        return pair_scale<C>(h.scales16);
-    }
-    template <int C>
-    static inline __m512i pair_scale_of(const ZScales &h) { return pair_scale_z<C>(h.words); }
     template <int P, class Head>
     static inline OPair<Q3_KFields::kOffset> pair(const uint8_t *p, const Head &h) {
         constexpr int g = 2 * (P % 2), c = 2 * P;

@@ -26,6 +26,14 @@ struct alignas(64) Twice256 {
     __m512i zmm() const { return _mm512_load_si512(v); }
 };
 
+// The 16 bytes at offset At of blocks p and p + F::kBytes, one per 128-bit lane: the field every
+// step below unpacks for both blocks at once.
+template <class F, int At>
+inline __m256i both_blocks128(const uint8_t *p) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(load128(p + At)),
+                                   load128(p + F::kBytes + At), 1);
+}
+
 // Q4_K's step of token_row_pairs (blocks p and p + 144 of one row): both blocks' 12-byte
 // scale/min fields unpacked in one ymm (one 128-bit lane each), the chunk multipliers shuffled
 // straight from those bytes, both blocks' M by one vpmaddwd, and S0, S1, M0, M1 by two vphaddd
@@ -38,8 +46,7 @@ struct TokenBlockPair<Q4_K> {
     static constexpr bool kEnabled = true;
     static inline void step(float &acc, const uint8_t *p, const ActK &x0, const ActK &x1) {
         const uint8_t *q = p + Q4_KFields::kBytes;
-        const __m256i v = k4_scales_mins_lanes(
-            _mm256_inserti128_si256(_mm256_castsi128_si256(load128(p + 4)), load128(q + 4), 1));
+        const __m256i v = k4_scales_mins_lanes(both_blocks128<Q4_KFields, 4>(p));
         const __m512i vz = _mm512_castsi256_si512(v);
         const K4Bytes b0{_mm512_shuffle_i32x4(vz, vz, 0x00)},
             b1{_mm512_shuffle_i32x4(vz, vz, 0x55)};
@@ -102,8 +109,7 @@ struct TokenBlockPair<IQ4_XS> {
     }
     static inline void step(float &acc, const uint8_t *p, const ActK &x0, const ActK &x1) {
         const uint8_t *q = p + IQ4_XSFields::kBytes;
-        const __m512i v = _mm512_castsi256_si512(scales_lanes(
-            _mm256_inserti128_si256(_mm256_castsi128_si256(load128(p)), load128(q), 1)));
+        const __m512i v = _mm512_castsi256_si512(scales_lanes(both_blocks128<IQ4_XSFields, 0>(p)));
         one_term_pair_step<IQ4_XSFields>(
             acc, p, ZScales{_mm512_shuffle_i32x4(v, v, 0x00), fp16_lead(p)},
             ZScales{_mm512_shuffle_i32x4(v, v, 0x55), fp16_lead(q)}, x0, x1);
@@ -160,8 +166,7 @@ struct TokenBlockPair<Q6_K> {
     static constexpr bool kEnabled = true;
     static inline void step(float &acc, const uint8_t *p, const ActK &x0, const ActK &x1) {
         const uint8_t *q = p + Q6_KFields::kBytes;
-        const __m512i sc = _mm512_cvtepi8_epi16(
-            _mm256_inserti128_si256(_mm256_castsi128_si256(load128(p + 192)), load128(q + 192), 1));
+        const __m512i sc = _mm512_cvtepi8_epi16(both_blocks128<Q6_KFields, 192>(p));
         // -32 sc: |sc| <= 128, so |32 sc| <= 4096 and each vpmaddwd pair stays far inside int32
         const __m512i m32 = _mm512_slli_epi16(_mm512_sub_epi16(_mm512_setzero_si512(), sc), 5);
         using Lanes = TokenLanes<Q6_KFields>;
