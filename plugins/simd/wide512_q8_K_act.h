@@ -46,6 +46,15 @@ inline __m512i pair_dot(__m512i acc, const OPair<K> &k, __m512i a, const Act &x,
     const __m512i koff = _mm512_loadu_si512(&x.koff[2 * pair]);  // koff[2P] | koff[2P + 1]
     return _mm512_dpwssd_epi32(acc, _mm512_sub_epi16(_mm512_maddubs_epi16(k.u, a), koff), k.sc);
 }
+// (a | (b & c)) bytewise in one vpternlogq: the decodes below merge a nibble or bit pair with
+// the masked high bits this way.
+inline __m512i or_masked(__m512i a, __m512i b, __m512i c) {
+    return _mm512_ternarylogic_epi64(a, b, c, 0xF8);
+}
+inline __m256i or_masked(__m256i a, __m256i b, __m256i c) {
+    return _mm256_ternarylogic_epi64(a, b, c, 0xF8);
+}
+
 // A block's per-block multiplier vector (8 scales in every 128-bit lane, or 16 as [even | odd]
 // twice) already in a zmm, and its d: the head the block-pair steps
 // (simd/wide512_token_block_pairs.h) decode for two blocks at once.
@@ -128,6 +137,25 @@ struct Q4_KPairs {
     static inline __m512i pair_scale_of(const K4Bytes &h) { return pair_scale<C>(h); }
 };
 
+// Q5_K's chunk pairs: Q4_K's (its qs 32 bytes further on) with bits 2P, 2P + 1 of qh as bit 4,
+// one broadcast of qh and one variable shift per pair, where two 256-bit chunks took two more
+// shifts, ands and ors, and twice the vpmaddubsw / vpdpwssd.
+struct Q5_KPairs {
+    template <int P, class Head>
+    static inline UPair pair(const uint8_t *p, const Head &h) {
+        constexpr int c = 2 * P;
+        const UPair k = Q4_KPairs::pair<P>(p + 32, h);
+        const __m512i qh = _mm512_broadcast_i64x4(load256(p + 16));
+        // bit c | c + 1 to bit 4: left 4 - c | 3 - c for c <= 2, else right c - 4 | c - 3
+        const __m512i hi =
+            c <= 2 ? _mm512_sllv_epi64(qh, _mm512_setr_epi64(4 - c, 4 - c, 4 - c, 4 - c, 3 - c,
+                                                             3 - c, 3 - c, 3 - c))
+                   : _mm512_srlv_epi64(qh, _mm512_setr_epi64(c - 4, c - 4, c - 4, c - 4, c - 3,
+                                                             c - 3, c - 3, c - 3));
+        return {or_masked(k.q, hi, _mm512_set1_epi8(0x10)), k.sc};
+    }
+};
+
 // Q2_K's chunk pairs: half the vpshufb / vpmaddubsw / vpdpwssd of its 8 chunks on 256 bits; in
 // cache +8% on the Zen 5 VM (memra-bench-micro gemv/avx512bf16/q2_K, best of 12 alternating runs,
 // 17.2 -> 18.6 GB/s, v1 17.8; 2026-12-05).
@@ -169,15 +197,6 @@ struct IQ4_XSPairs {
         return {mag, _mm512_testn_epi8_mask(idx, _mm512_set1_epi8(8)), pair_scale_of<2 * P>(h)};
     }
 };
-
-// (a | (b & c)) bytewise in one vpternlogq: the decodes below merge a nibble or bit pair with
-// the masked high bits this way.
-inline __m512i or_masked(__m512i a, __m512i b, __m512i c) {
-    return _mm512_ternarylogic_epi64(a, b, c, 0xF8);
-}
-inline __m256i or_masked(__m256i a, __m256i b, __m256i c) {
-    return _mm256_ternarylogic_epi64(a, b, c, 0xF8);
-}
 
 // Two Q6_K blocks' 32 int16 scales in natural order (block B's at words 16 B ..): the chunk
 // pairs' multipliers by one vpermw each (TokenBlockPair<Q6_K>).
@@ -242,6 +261,8 @@ struct Q3_KPairs {
 
 template <>
 struct TokenLanes<Q4_KFields> : PairDecodeLanes<Q4_KFields, Q4_KPairs> {};
+template <>
+struct TokenLanes<Q5_KFields> : PairDecodeLanes<Q5_KFields, Q5_KPairs> {};
 template <>
 struct TokenLanes<Q6_KFields> : PairDecodeLanes<Q6_KFields, Q6_KPairs> {};
 template <>

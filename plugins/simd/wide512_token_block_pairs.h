@@ -34,23 +34,23 @@ inline __m256i both_blocks128(const uint8_t *p) {
                                    load128(p + F::kBytes + At), 1);
 }
 
-// Q4_K's step of token_row_pairs (blocks p and p + 144 of one row): both blocks' 12-byte
-// scale/min fields unpacked in one ymm (one 128-bit lane each), the chunk multipliers shuffled
-// straight from those bytes, both blocks' M by one vpmaddwd, and S0, S1, M0, M1 by two vphaddd
-// where two blocks' Heads and Ints took twice the shuffles and three. Same integers, same fmas.
-// The vector shuffles (and shifts) share two pipes on Zen 5; Q4_K's v2 loop had v1's instruction
-// count and ran 11-17% slower. In cache on the Zen 5 VM (memra-bench-micro gemv/avx512bf16/q4_K,
-// best of 12 alternating runs, 2026-12-05): 26.3 -> 30.4 GB/s, v1 29.6.
-template <>
-struct TokenBlockPair<Q4_K> {
+// Q4_K's and Q5_K's step of token_row_pairs (blocks p and p + kBytes of one row): both blocks'
+// 12-byte scale/min fields unpacked in one ymm (one 128-bit lane each), the chunk multipliers
+// shuffled straight from those bytes, both blocks' M by one vpmaddwd, and S0, S1, M0, M1 by two
+// vphaddd where two blocks' Heads and Ints took twice the shuffles and three. Same integers,
+// same fmas. The vector shuffles (and shifts) share two pipes on Zen 5; Q4_K's v2 loop had v1's
+// instruction count and ran 11-17% slower. In cache on the Zen 5 VM (memra-bench-micro
+// gemv/avx512bf16/q4_K, best of 12 alternating runs, 2026-12-05): 26.3 -> 30.4 GB/s, v1 29.6.
+template <class Fields>
+struct K4BlockPair {
     static constexpr bool kEnabled = true;
     static inline void step(float &acc, const uint8_t *p, const ActK &x0, const ActK &x1) {
-        const uint8_t *q = p + Q4_KFields::kBytes;
-        const __m256i v = k4_scales_mins_lanes(both_blocks128<Q4_KFields, 4>(p));
+        const uint8_t *q = p + Fields::kBytes;
+        const __m256i v = k4_scales_mins_lanes(both_blocks128<Fields, 4>(p));
         const __m512i vz = _mm512_castsi256_si512(v);
         const K4Bytes b0{_mm512_shuffle_i32x4(vz, vz, 0x00)},
             b1{_mm512_shuffle_i32x4(vz, vz, 0x55)};
-        using Lanes = TokenLanes<Q4_KFields>;
+        using Lanes = TokenLanes<Fields>;
         const __m256i s0 = Lanes::lanes(p, b0, x0), s1 = Lanes::lanes(q, b1, x1);
         // block k's mins (bytes 8-15 of lane k) as int16 against its activations' T: lane k =
         // its 4 M parts
@@ -68,9 +68,13 @@ struct TokenBlockPair<Q4_K> {
         } h0, h1;
         const __m128 dd0 = fp16x2(p), dd1 = fp16x2(q);
         h0 = {_mm_cvtss_f32(dd0), lane<1>(dd0)}, h1 = {_mm_cvtss_f32(dd1), lane<1>(dd1)};
-        Q4_KFields::fma_pair<0, 2, 1, 3>(acc, SM, h0, h1, x0, x1);
+        Fields::template fma_pair<0, 2, 1, 3>(acc, SM, h0, h1, x0, x1);
     }
 };
+template <>
+struct TokenBlockPair<Q4_K> : K4BlockPair<Q4_KFields> {};
+template <>
+struct TokenBlockPair<Q5_K> : K4BlockPair<Q5_KFields> {};
 
 // The block-pair step of a one-term format once both heads are decoded: each block's pair-decode
 // lanes, then one tree for both S and the two fmas in block order (OneTerm::combine_pair).
