@@ -12,9 +12,12 @@
 // X(name, tile form, least m): the AMX build runs the tiles from `least m` activations up and
 // hands smaller calls to the VNNI panels (simd/kernels_tiles.cpp), so that auto can prefer amx
 // for the rows path (plugins/backends.table) without losing the small calls. Each least m is
-// where amx first beat avx512bf16 at 1, 4 and 16 threads on the Intel host from DRAM (one
-// expert, memra-bench --modes rows, docs/amx.md "per format and m"); a tile C holds 16
-// activations, so below 16 the tiles do part of their work on padding.
+// read from one run on the Intel host from DRAM (amx over avx512bf16 at m = 4, 8, 16, 32 and 1,
+// 4, 16 threads; docs/amx.md, "Measured on the Intel host (2026-12-05, night)"): the first of
+// those m from which amx was about even or ahead at all three thread counts, and 24 where the
+// m = 16 cells straddled 1. Q4_K is kept at 24 on its in-cache gain, though that run had it
+// behind at m = 32 at 1 and 4 threads. A tile C holds 16 activations: below 16 the tiles do part
+// of their work on padding.
 #define MEMRA_TILE_FORMAT_LIST(X)          \
     X(q4_0, Block32Tiles<Q4_0>, 24)        \
     X(q8_0, Block32Tiles<Q8_0>, 24)        \
