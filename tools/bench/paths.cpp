@@ -37,17 +37,23 @@ std::vector<CpuExpertV2> memory_window(const WeightStore &store, int64_t k, int3
 
 size_t window_bytes(const WeightStore &store, int32_t count) { return size_t(count) * store.expert_bytes(); }
 
+// One timed token call on window k of `count` experts (k then moves on): the token path's
+// sample, and the rows path's denominator between its rows calls.
+double time_token_window(const PathContext &ctx, const WeightStore &store, int64_t &k, int32_t count, int32_t threads,
+                         const float *input, float *output) {
+    const std::vector<CpuExpertV2> experts = memory_window(store, k++, count);
+    return time_one([&] { ctx.library.token(experts, input, output, threads); });
+}
+
 // Times token calls on successive windows of `count` experts (one untimed call first).
 Summary time_token_calls(const PathContext &ctx, const WeightStore &store, int32_t count, int32_t threads) {
     std::mt19937_64 rng(ctx.options.seed + 7);
     const std::vector<float> input = expertkit::random_input(ctx.options.shape.n_embd, rng);
     std::vector<float> output(input.size());
     int64_t k = 0;
-    ctx.library.token(memory_window(store, k++, count), input.data(), output.data(), threads);
-    return sample_until_stable(ctx.rule, [&] {
-        const std::vector<CpuExpertV2> experts = memory_window(store, k++, count);
-        return time_one([&] { ctx.library.token(experts, input.data(), output.data(), threads); });
-    });
+    time_token_window(ctx, store, k, count, threads, input.data(), output.data());
+    return sample_until_stable(
+        ctx.rule, [&] { return time_token_window(ctx, store, k, count, threads, input.data(), output.data()); });
 }
 
 }  // namespace
@@ -84,10 +90,7 @@ std::vector<Record> rows_path(const PathContext &ctx, const WeightStore &store) 
         token.seconds = time_token_calls(ctx, store, 1, t);
         out.push_back(token);
         int64_t k = 0;  // the expert of the next call, token or rows: each follows the other
-        auto token_call = [&] {
-            const std::vector<CpuExpertV2> expert = memory_window(store, k++, 1);
-            return time_one([&] { ctx.library.token(expert, inputs.data(), outputs.data(), t); });
-        };
+        auto token_call = [&] { return time_token_window(ctx, store, k, 1, t, inputs.data(), outputs.data()); };
         for (int32_t m : ctx.options.rows) {
             Record r = base_record(ctx, "rows", "rows", t);
             r.experts = 1;
