@@ -11,24 +11,36 @@
 
 // X(name, tile form, least m): the AMX build runs the tiles from `least m` activations up and
 // hands smaller calls to the VNNI panels (simd/kernels_tiles.cpp), so that auto can prefer amx
-// for the rows path (plugins/backends.table) without losing the small calls. Each least m is
-// read from one run on the Intel host from DRAM (amx over avx512bf16 at m = 4, 8, 16, 32 and 1,
-// 4, 16 threads; docs/amx.md, "Measured on the Intel host (2026-12-05, night)"): the first of
-// those m from which amx was about even or ahead at all three thread counts, and 24 where the
-// m = 16 cells straddled 1. Q4_K is kept at 24 on its in-cache gain, though that run had it
-// behind at m = 32 at 1 and 4 threads. A tile C holds 16 activations: below 16 the tiles do part
-// of their work on padding.
-#define MEMRA_TILE_FORMAT_LIST(X)          \
-    X(q4_0, Block32Tiles<Q4_0>, 24)        \
-    X(q8_0, Block32Tiles<Q8_0>, 24)        \
-    X(mxfp4, Block32Tiles<MXFP4>, 16)      \
-    X(q2_K, Q2_KTiles, 8)                  \
-    X(q3_K, Q3_KPanelTiles, 16)            \
-    X(q4_K, Q4_KTiles, 24)                 \
-    X(q5_K, Q5_KTiles, 24)                 \
-    X(q6_K, Q6_KTiles, 16)                 \
-    X(iq3_s, IQ3_SPanelTiles, 24)          \
-    X(iq4_xs, IQ4_XSPanelTiles, 16)
+// for the rows path (plugins/backends.table) without losing the small calls. A tile C holds 16
+// activations, so a call of 17-31 rows pays for 32 on the tiles and the panels win there; below
+// 16 the tiles do part of their work on padding.
+//
+// Each least m is read from the Intel host from DRAM (docs/amx.md, "Measured on the Intel host"):
+// rows calls in units of token calls of the same expert (the token path is the same code under
+// both plugins, so this compares amx and avx512bf16, each alternated with its own token calls),
+// two processes of each, alternated, at 1, 4 and 16 threads (2026-12-06), and the m = 4..32 table
+// of the night before for the smaller m; amx's speed over avx512bf16's at 1 / 4 / 16 threads (the
+// noise floor, panels against panels in the same runs, is 0.89-1.10):
+//  - Q2_K: 1.07-1.16 at m = 8, 1.13-1.27 at 32, 1.18-1.25 at 64.
+//  - Q4_0, Q8_0, MXFP4, IQ4_XS: 0.74-0.95 at m = 24 (a 24-row call pays for 32 on the tiles),
+//    0.95-1.15 at 32, 1.06-1.26 at 64. Q3_K, Q6_K: 1.07-1.35 at 32, 1.19-1.57 at 64; at 16 the
+//    night's table had each behind at one thread count (0.94).
+//  - IQ3_S: 0.91-1.04 at m = 32, 0.94-1.12 at 48, 1.00-1.21 at 64: from 48.
+//  - Q4_K, Q5_K: 0.75-0.82 at m = 24, 0.80-0.93 at 32, 0.95-1.09 at 64: the panels serve every
+//    call (MEMRA_TILES_NEVER); the tiles stay built and tested (the emulated build runs them at
+//    every m) for a host where they win.
+#define MEMRA_TILES_NEVER 65  // above the contract's 64 rows
+#define MEMRA_TILE_FORMAT_LIST(X)                    \
+    X(q4_0, Block32Tiles<Q4_0>, 32)                  \
+    X(q8_0, Block32Tiles<Q8_0>, 32)                  \
+    X(mxfp4, Block32Tiles<MXFP4>, 32)                \
+    X(q2_K, Q2_KTiles, 8)                            \
+    X(q3_K, Q3_KPanelTiles, 32)                      \
+    X(q4_K, Q4_KTiles, MEMRA_TILES_NEVER)            \
+    X(q5_K, Q5_KTiles, MEMRA_TILES_NEVER)            \
+    X(q6_K, Q6_KTiles, 32)                           \
+    X(iq3_s, IQ3_SPanelTiles, 48)                    \
+    X(iq4_xs, IQ4_XSPanelTiles, 32)
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
