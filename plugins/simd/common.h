@@ -236,7 +236,8 @@ inline void prepare_window(TokenActOf<F> *x, const uint8_t *xq, int32_t b0, int3
 }
 
 // A wider layer's token path of a format's 4-row tiles (kEnabled, tile(acc, w, row_bytes, b0, b1,
-// x)): specialized by simd/wide512_q8_0_act.h in the AVX-512 build only (row pairs in 512-bit
+// x), and chosen(): whether the process's kernel tuning takes it, else the tiles go block by
+// block): specialized by simd/wide512_q8_0_act.h in the AVX-512 build only (row pairs in 512-bit
 // registers), with the same float side.
 template <class F, class = void>
 struct TokenRowPairs {
@@ -330,8 +331,10 @@ inline void token_row_pairs(float &acc_io, const uint8_t *w, size_t row_bytes, i
 template <class F, int R>
 inline void token_tile(float acc_io[R], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
                        const TokenActOf<F> *x) {
-    if constexpr (TokenRowPairs<F>::kEnabled && R == 4) TokenRowPairs<F>::tile(acc_io, w, row_bytes, b0, b1, x);
-    else if constexpr (R == 1 && F::kElems >= 256 && kTokenBlockPairs) token_row_pairs<F>(acc_io[0], w, row_bytes, b0, b1, x);
+    if constexpr (TokenRowPairs<F>::kEnabled && R == 4) {
+        if (TokenRowPairs<F>::chosen()) TokenRowPairs<F>::tile(acc_io, w, row_bytes, b0, b1, x);
+        else token_blocks<F, R>(acc_io, w, row_bytes, b0, b1, x);
+    } else if constexpr (R == 1 && F::kElems >= 256 && kTokenBlockPairs) token_row_pairs<F>(acc_io[0], w, row_bytes, b0, b1, x);
     else token_blocks<F, R>(acc_io, w, row_bytes, b0, b1, x);
 }
 

@@ -22,6 +22,7 @@ namespace memra::simd::MEMRA_SIMD_NS {
 
 struct NVFP4RowPairTile {
     static constexpr bool kEnabled = true;
+    static bool chosen() { return true; }
 
     // Half h of rows p0 and p1 as values + 12 in element order: per row, the 16 code bytes' low
     // nibbles of bytes 0-7 (elements 0-7 of sub-block 2h), their high nibbles (8-15), then bytes

@@ -16,6 +16,7 @@
 #include <type_traits>
 
 #include "simd/formats_q8_0_act.h"
+#include "simd/tuning.h"
 #include "simd/wide512_panels.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
@@ -91,6 +92,7 @@ struct Fp16LeadScales {
 template <class F, class P>
 struct RowPairsTokenTile {
     static constexpr bool kEnabled = true;
+    static bool chosen() { return true; }
     static inline void tile(float acc_io[4], const uint8_t *w, size_t row_bytes, int32_t b0, int32_t b1,
                             const typename F::Act *x) {
         __m128 acc = _mm_loadu_ps(acc_io);
@@ -277,8 +279,15 @@ struct PairsRowsPath {
 template <class F>
 struct RowsPath<F, std::enable_if_t<kOneOf<F, Q8_0, Q4_0, MXFP4, NVFP4>>> : PairsRowsPath<F> {};
 
+// Q8_0 keeps its row pairs off on Intel: on the Sapphire Rapids host its 4-row tiles block by
+// block read 1.07x faster at 1 thread and 1.06x at 2 (token calls from DRAM, three alternating
+// rounds, 2026-12-06: 17.0 vs 15.9 GB/s, 32.8 vs 30.9), even at 16; on the Zen 5 VM the row
+// pairs read 1.1-1.5x faster (six rounds: 28.5-32.4 vs 18.5-31.8 GB/s at 1 thread, 52-61 vs
+// 44-50 at 2). docs/benchmarks.md "The Intel host again (2026-12-06)".
 template <>
-struct TokenRowPairs<Q8_0> : RowPairsTokenTile<Q8_0, Q8_0RowPair> {};
+struct TokenRowPairs<Q8_0> : RowPairsTokenTile<Q8_0, Q8_0RowPair> {
+    static bool chosen() { return !tuned_for(MEMRA_TUNING_INTEL); }
+};
 template <>
 struct TokenRowPairs<Q4_0> : RowPairsTokenTile<Q4_0, Q4_0RowPair> {};
 template <>
