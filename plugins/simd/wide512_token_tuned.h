@@ -1,11 +1,15 @@
 // The AVX-512 builds' token paths in a second form chosen per vendor (common.h TokenTunedForm),
 // the same bits as the form every other tuning runs:
-//  - Q2_K on Intel: the scale inside the weight bytes, one vpshufb + one vpdpbusd per chunk pair
-//    (simd/wide512_q2k_scaled_bytes.h). On Sapphire Rapids any 512-bit uop in flight shuts port
-//    1's vector units, and the chunk pairs' vpsrlvq, vpmaddubsw and vpdpwssd all issue on port 0
-//    alone: 12 port-0 uops per block, the loop bound there (token call 0.88 of v1 at 1 thread);
-//    this form has 5. On the Zen 5 the pairs are 1.03x v1 and keep their form.
-//    (Candidate A, commit 731de62: v1's 256-bit chunks under v2's block-pair tree, Q2_K256.)
+//  - Q2_K on Intel: the scale inside the weight bytes, one vpshufb + one vpdpbusd per chunk, on
+//    ymm (simd/wide512_q2k_scaled_bytes.h). On Sapphire Rapids any 512-bit uop in flight shuts
+//    port 1's vector units, and the chunk pairs' vpsrlvq, vpmaddubsw and vpdpwssd all issue on
+//    port 0 alone: 12 port-0 uops per block, the loop bound there (token call 0.88 of v1 at 1
+//    thread, v1's 256-bit chunks spreading over ports 0, 1 and 5). Here about 38 vector uops per
+//    block over ports 0, 1, 5 (v1 about 43), none 512-bit. On the Zen 5 the pairs are 1.03x v1
+//    and keep their form.
+//    Candidates for the Intel host, one line apart (type below): A (commit 731de62) v1's 256-bit
+//    chunks under v2's block-pair tree; B Q2_KScaled<__m512i>, the same form two chunks a step
+//    on zmm (5 port-0 uops per block).
 // Included by simd/wide512_q8_K_act.h.
 #pragma once
 
@@ -18,7 +22,7 @@ namespace memra::simd::MEMRA_SIMD_NS {
 template <>
 struct TokenTunedForm<Q2_K> {
     static constexpr bool kEnabled = true;
-    using type = Q2_KScaled;
+    using type = Q2_KScaled<__m256i>;
     static bool chosen() { return tuned_for(MEMRA_TUNING_INTEL); }
 };
 
