@@ -37,13 +37,8 @@ struct IQ3_SMaskSigns {
             _mm256_i32gather_epi32(reinterpret_cast<const int *>(kIq3sGrid), idx, 4);
         // element j's sign: bit j of the chunk's 32 sign bits, -a where set (|a| <= 127)
         const __m256i av = load256(a + 32 * C);
-        // candidate E: the sign bytes as the token path's own form makes them, for vpsignb
-        const __m256i bytesel = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                                 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-        const __m256i bitsel = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
-        const __m256i sbytes = _mm256_shuffle_epi8(_mm256_set1_epi32(int32_t(bits)), bytesel);
-        const __m256i neg = _mm256_cmpeq_epi8(_mm256_and_si256(sbytes, bitsel), bitsel);
-        const __m256i signed_a = _mm256_sign_epi8(av, _mm256_or_si256(neg, _mm256_set1_epi8(1)));
+        const __m256i signed_a =
+            _mm256_mask_sub_epi8(av, __mmask32(bits), _mm256_setzero_si256(), av);
         return Isa::dot4_scaled(acc, mag, signed_a, chunk_scale(h.scales16, C));
     }
     template <int... C>
