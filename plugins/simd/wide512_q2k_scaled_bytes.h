@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "simd/panel_driver.h"
 #include "simd/wide512_q8_K_act.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
@@ -25,52 +26,43 @@ inline ActKPairsG act_k_pairs_g(const uint8_t *a) {
     ActKPairsG x;
     static_cast<ActK &>(x) = act_k(a);
     for (int g = 0; g < 4; ++g) {
-        _mm256_store_si256(reinterpret_cast<__m256i *>(x.qs + 64 * g), load256(q8k::qs(a) + 32 * g));
-        _mm256_store_si256(reinterpret_cast<__m256i *>(x.qs + 64 * g + 32), load256(q8k::qs(a) + 128 + 32 * g));
+        _mm256_store_si256(reinterpret_cast<__m256i *>(x.qs + 64 * g),
+                           load256(q8k::qs(a) + 32 * g));
+        _mm256_store_si256(reinterpret_cast<__m256i *>(x.qs + 64 * g + 32),
+                           load256(q8k::qs(a) + 128 + 32 * g));
     }
     return x;
 }
 
-// The few operations the form needs on a zmm (two chunks a step: Intel's 512-bit form) or a ymm
-// (one chunk a step, every vector op free of port 1's 512-bit shutdown).
-template <class V>
+// The vector ops of the form on a zmm (two chunks a step: Intel's 512-bit form) or a ymm (one
+// chunk a step, no vector op losing port 1 to a 512-bit one): the panel vectors' ops
+// (MEMRA_PANEL_VEC_OPS) and the masked byte ops, loads and dot written once for both widths.
+#define MEMRA_SCALED_BYTES_OPS(P, SI, MASK)                                                  \
+    MEMRA_PANEL_VEC_OPS(P, SI)                                                               \
+    using Mask = MASK;                                                                       \
+    static inline I loadu(const void *p) { return P##_loadu_##SI(static_cast<const I *>(p)); } \
+    static inline I maskz_mov8(Mask k, I a) { return P##_maskz_mov_epi8(k, a); }             \
+    static inline I mask_add8(I s, Mask k, I a, I b) { return P##_mask_add_epi8(s, k, a, b); } \
+    static inline I dpbusd(I acc, I u, I s) { return P##_dpbusd_epi32(acc, u, s); }
+template <int Bits>
 struct ScaledBytesOps;
 template <>
-struct ScaledBytesOps<__m512i> {
-    using Mask = __mmask64;
-    static __m512i load(const void *p) { return _mm512_loadu_si512(p); }
-    static __m512i load_scales(const uint8_t *p) { return _mm512_broadcast_i32x4(load128(p)); }
-    static __m512i set1(int8_t v) { return _mm512_set1_epi8(v); }
-    static __m512i zero() { return _mm512_setzero_si512(); }
-    static __m512i and_(__m512i a, __m512i b) { return _mm512_and_si512(a, b); }
-    static __m512i add8(__m512i a, __m512i b) { return _mm512_add_epi8(a, b); }
-    static __m512i maskz_mov8(Mask k, __m512i a) { return _mm512_maskz_mov_epi8(k, a); }
-    static __m512i mask_add8(__m512i s, Mask k, __m512i a, __m512i b) { return _mm512_mask_add_epi8(s, k, a, b); }
-    static __m512i shuffle8(__m512i t, __m512i i) { return _mm512_shuffle_epi8(t, i); }
-    static __m512i or_masked_(__m512i a, __m512i m, __m512i b) { return _mm512_ternarylogic_epi64(a, m, b, 0xEA); }
-    static __m512i srli16(__m512i a, int n) { return _mm512_srli_epi16(a, unsigned(n)); }
-    static __m512i dpbusd(__m512i acc, __m512i u, __m512i s) { return _mm512_dpbusd_epi32(acc, u, s); }
-    static __m256i lanes(__m512i v) { return WideLanes<true>::fold(v); }
-    static __m512i add32(__m512i a, __m512i b) { return _mm512_add_epi32(a, b); }
+struct ScaledBytesOps<512> {
+    using I = __m512i;
+    using F = __m512;
+    MEMRA_SCALED_BYTES_OPS(_mm512, si512, __mmask64)
+    static inline I load_scales(const uint8_t *p) { return _mm512_broadcast_i32x4(load128(p)); }
+    static inline __m256i lanes(I v) { return WideLanes<true>::fold(v); }
 };
 template <>
-struct ScaledBytesOps<__m256i> {
-    using Mask = __mmask32;
-    static __m256i load(const void *p) { return load256(static_cast<const uint8_t *>(p)); }
-    static __m256i load_scales(const uint8_t *p) { return broadcast128(load128(p)); }
-    static __m256i set1(int8_t v) { return _mm256_set1_epi8(v); }
-    static __m256i zero() { return _mm256_setzero_si256(); }
-    static __m256i and_(__m256i a, __m256i b) { return _mm256_and_si256(a, b); }
-    static __m256i add8(__m256i a, __m256i b) { return _mm256_add_epi8(a, b); }
-    static __m256i maskz_mov8(Mask k, __m256i a) { return _mm256_maskz_mov_epi8(k, a); }
-    static __m256i mask_add8(__m256i s, Mask k, __m256i a, __m256i b) { return _mm256_mask_add_epi8(s, k, a, b); }
-    static __m256i shuffle8(__m256i t, __m256i i) { return _mm256_shuffle_epi8(t, i); }
-    static __m256i or_masked_(__m256i a, __m256i m, __m256i b) { return _mm256_ternarylogic_epi64(a, m, b, 0xEA); }
-    static __m256i srli16(__m256i a, int n) { return _mm256_srli_epi16(a, n); }
-    static __m256i dpbusd(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_epi32(acc, u, s); }
-    static __m256i lanes(__m256i v) { return v; }
-    static __m256i add32(__m256i a, __m256i b) { return _mm256_add_epi32(a, b); }
+struct ScaledBytesOps<256> {
+    using I = __m256i;
+    using F = __m256;
+    MEMRA_SCALED_BYTES_OPS(_mm256, si256, __mmask32)
+    static inline I load_scales(const uint8_t *p) { return broadcast128(load128(p)); }
+    static inline __m256i lanes(I v) { return v; }
 };
+#undef MEMRA_SCALED_BYTES_OPS
 
 // Per block: W (byte 16 L + 4 g + f = f x scale of the sub-block lane L of pair g holds) and its
 // in-lane transpose W' (byte 16 L + 4 f + g): each 16-byte lane one vpshufb table for all four
@@ -78,14 +70,16 @@ struct ScaledBytesOps<__m256i> {
 // (8 + 2g, 9 + 2g); a field at bits 0-1 indexes W by 4 g + f, one at bits 2-3 W' by 4 f + g,
 // each index one vpternlogq (field masked in place, g merged). vpshufb needs no VBMI (the
 // AVX-512 builds' ISA has none). On ymm, half h of each: chunk 4 h + g, W's lanes 2 h, 2 h + 1.
-template <class V>
+template <int Bits>
 struct Q2_KScaledBytes {
-    using O = ScaledBytesOps<V>;
+    using O = ScaledBytesOps<Bits>;
+    using V = typename O::I;
     static constexpr int kHalves = int(64 / sizeof(V));
     struct alignas(64) Bytes64 {
         int8_t v[64];
     };
-    static constexpr Bytes64 w_index() {  // lane L, byte 4 g + f: scale byte 2 g + (L & 1) + 8 (L >> 1)
+    // lane L, byte 4 g + f: scale byte 2 g + (L & 1) + 8 (L >> 1)
+    static constexpr Bytes64 w_index() {
         Bytes64 b{};
         for (int j = 0; j < 64; ++j) {
             const int L = j / 16, g = (j % 16) / 4;
@@ -100,48 +94,50 @@ struct Q2_KScaledBytes {
     }
     static inline V table_w(const uint8_t *p, int h) {
         static constexpr Bytes64 idx = w_index();
-        const V s = O::and_(O::shuffle8(O::load_scales(p), O::load(idx.v + sizeof(V) * h)), O::set1(0x0F));
+        const V sel = O::loadu(idx.v + sizeof(V) * h);
+        const V s = O::and_(O::shuffle_epi8(O::load_scales(p), sel), O::set1_epi8(0x0F));
         // f x s for f = byte % 4: s where f is odd, plus 2 s where f >= 2
         const V w = O::maskz_mov8(typename O::Mask(0xAAAAAAAAAAAAAAAAull), s);
-        return O::mask_add8(w, typename O::Mask(0xCCCCCCCCCCCCCCCCull), w, O::add8(s, s));
+        return O::mask_add8(w, typename O::Mask(0xCCCCCCCCCCCCCCCCull), w, O::add_epi8(s, s));
     }
     // Pair g's weight bytes: field (3 << At) of q masked in place, the table's other index bits
     // (g at bits 2-3 for At = 0, at bits 0-1 for At = 2) merged in by one vpternlogq.
     template <int G, int At>
     static inline V bytes(V q, V table) {
         constexpr int g_bits = At == 0 ? 4 * G : G;
-        return O::shuffle8(table, O::or_masked_(q, O::set1(int8_t(3 << At)), O::set1(int8_t(g_bits))));
+        const V idx = or_masked(O::set1_epi8(int8_t(g_bits)), q, O::set1_epi8(int8_t(3 << At)));
+        return O::shuffle_epi8(table, idx);
     }
     static inline __m256i lanes(const uint8_t *p, const ActKPairsG &x) {
         static constexpr Bytes64 tr = transpose_index();
-        V even = O::zero(), odd = O::zero();
+        V even = O::zero_i(), odd = O::zero_i();
         for (int h = 0; h < kHalves; ++h) {
-            const V w = table_w(p, h), wt = O::shuffle8(w, O::load(tr.v));
-            const V q = O::load(p + 16 + sizeof(V) * h), q4 = O::srli16(q, 4);
-            auto a = [&](int g) { return O::load(x.qs + 64 * g + sizeof(V) * h); };
+            const V w = table_w(p, h), wt = O::shuffle_epi8(w, O::loadu(tr.v));
+            const V q = O::loadu(p + 16 + sizeof(V) * h), q4 = O::srli_epi16(q, 4);
+            auto a = [&](int g) { return O::loadu(x.qs + 64 * g + sizeof(V) * h); };
             even = O::dpbusd(O::dpbusd(even, bytes<0, 0>(q, w), a(0)), bytes<2, 0>(q4, w), a(2));
             odd = O::dpbusd(O::dpbusd(odd, bytes<1, 2>(q, wt), a(1)), bytes<3, 2>(q4, wt), a(3));
         }
-        return O::lanes(O::add32(even, odd));
+        return O::lanes(O::add_epi32(even, odd));
     }
 };
 
 // Q2_K's fields under another name, for this form's TokenLanes and TokenAct.
-template <class V>
+template <int Bits>
 struct Q2_KFieldsScaledBytes : Q2_KFields {};
-template <class V>
-using Q2_KScaled = SuperBlock<Q2_KFieldsScaledBytes<V>>;
+template <int Bits>
+using Q2_KScaled = SuperBlock<Q2_KFieldsScaledBytes<Bits>>;
 
-template <class V>
-struct TokenLanes<Q2_KFieldsScaledBytes<V>> {
+template <int Bits>
+struct TokenLanes<Q2_KFieldsScaledBytes<Bits>> {
     static constexpr bool kEnabled = true;
     template <class Head>
     static inline __m256i lanes(const uint8_t *p, const Head &, const ActKPairsG &x) {
-        return Q2_KScaledBytes<V>::lanes(p, x);
+        return Q2_KScaledBytes<Bits>::lanes(p, x);
     }
 };
-template <class V>
-struct TokenAct<Q2_KScaled<V>> {
+template <int Bits>
+struct TokenAct<Q2_KScaled<Bits>> {
     using type = ActKPairsG;
     static inline ActKPairsG make(const uint8_t *a) { return act_k_pairs_g(a); }
 };

@@ -11,7 +11,7 @@
 //    index's 9th bit by one shift (simd/wide512_iq3s_mask_signs.h): 0.93 of v1 there, compute-
 //    bound. (AMD takes the 16-row panels: simd/wide512_token_by_panels.h.)
 //  Q2_K's other candidates for the Intel host, one line apart (its type below): A (commit
-//  731de62) v1's 256-bit chunks under v2's block-pair tree; B Q2_KScaled<__m512i>, the same
+//  731de62) v1's 256-bit chunks under v2's block-pair tree; B Q2_KScaled<512>, the same
 //  scaled-byte form two chunks a step on zmm (5 port-0 uops per block).
 // Included by simd/wide512_q8_K_act.h.
 #pragma once
@@ -26,7 +26,7 @@ namespace memra::simd::MEMRA_SIMD_NS {
 template <>
 struct TokenTunedForm<Q2_K> {
     static constexpr bool kEnabled = true;
-    using type = Q2_KScaled<__m256i>;
+    using type = Q2_KScaled<256>;
     static bool chosen() { return tuned_for(MEMRA_TUNING_INTEL); }
 };
 template <>
