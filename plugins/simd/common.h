@@ -357,6 +357,14 @@ struct TokenByPanels {
     static constexpr bool kEnabled = false;
 };
 
+// A format's token path in a second form of the same bits (kEnabled, chosen(), and `type`: a
+// format on F's blocks whose token steps differ) where the tuned vendor's cores (simd/tuning.h)
+// run that form faster. Specialized by simd/wide512_token_tuned.h.
+template <class F, class = void>
+struct TokenTunedForm {
+    static constexpr bool kEnabled = false;
+};
+
 // The token path in its own form: rows in tiles of token_rows<F>(), blocks against a window of
 // prepared activations.
 template <class F>
@@ -386,6 +394,8 @@ void gemv_rows(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, cons
 
 template <class F>
 void gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n, const void *xq, float *y) {
+    if constexpr (TokenTunedForm<F>::kEnabled)
+        if (TokenTunedForm<F>::chosen()) return gemv_rows<typename TokenTunedForm<F>::type>(w, row_bytes, rows, n, xq, y);
     int32_t r = 0;
     if constexpr (TokenByPanels<F>::kEnabled)
         if (TokenByPanels<F>::chosen()) r = TokenByPanels<F>::gemv(w, row_bytes, rows, n, xq, y);
