@@ -20,6 +20,7 @@
 #include "common/bytes.h"
 #include "common/fp_convert.h"
 #include "simd/formats_float.h"
+#include "simd/tuning.h"
 
 namespace memra::simd::MEMRA_SIMD_NS {
 
@@ -76,6 +77,10 @@ struct PairDp : V {
 // other core busy, 4 rows at a time read 8 GB/s where one row read 11-13 (32-byte loads) and 15
 // (64-byte loads on lines); its 4 (or 2) accumulators are enough chains for the instruction.
 // The two-fma step keeps several rows: each lane's two fmas depend on each other.
+// Under the Intel kernel tuning the vdpbf16ps token path takes 4 rows of 256-bit loads instead
+// (the form before issue 28, v1's): on the Sapphire Rapids host the library at v1 read BF16 token
+// calls 1.07-1.23x faster than one row at 1-16 threads (three alternating rounds, 2026-12-06,
+// docs/benchmarks.md "The Intel host again"); one row was only ever measured on the Zen 5 VM.
 struct Bf16Paths {
 #if defined(__AVX512BF16__)
     using Gemv = PairDp<Vec256>;
@@ -150,13 +155,13 @@ inline void bf16_rows_by(const uint8_t *&w, size_t row_bytes, int32_t &r, int32_
         bf16_accumulate<S, R, 1>(w, row_bytes, n64, x, 0, reinterpret_cast<float(*)[R][kBf16PairLanes]>(lanes + r));
 }
 
-template <class S>
+template <class S, int R = Bf16Paths::kGemvRows>
 __attribute__((noinline)) void bf16_row_lanes(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t n64,
                                               const uint8_t *x, float (*lanes)[kBf16PairLanes]) {
     [[maybe_unused]] DazFtzScope<S::kNeedsDazFtz> daz_ftz;
     int32_t r = 0;
-    bf16_rows_by<S, Bf16Paths::kGemvRows>(w, row_bytes, r, rows, n64, x, lanes);
-    if constexpr (Bf16Paths::kGemvRows > 1) bf16_rows_by<S, 1>(w, row_bytes, r, rows, n64, x, lanes);
+    bf16_rows_by<S, R>(w, row_bytes, r, rows, n64, x, lanes);
+    if constexpr (R > 1) bf16_rows_by<S, 1>(w, row_bytes, r, rows, n64, x, lanes);
 }
 
 // r1 + r2 and the tail, as ggml: in double from 0.0 (so that -0.0 + -0.0 gives +0.0 as there),
@@ -194,7 +199,9 @@ inline void bf16_gemv(const uint8_t *w, size_t row_bytes, int32_t rows, int32_t 
     for (int32_t r0 = 0; r0 < rows; r0 += kGemvGroup) {
         const int32_t count = std::min(kGemvGroup, rows - r0);
         const uint8_t *wg = w + size_t(r0) * row_bytes;
-        if (on_lines)
+        if (Bf16Paths::kGemvRows == 1 && tuned_for(MEMRA_TUNING_INTEL))
+            bf16_row_lanes<Bf16Paths::Gemv, 4>(wg, row_bytes, count, n64, x, lanes);
+        else if (on_lines)
             bf16_row_lanes<Bf16Paths::GemvWide>(wg, row_bytes, count, n64, x, lanes);
         else
             bf16_row_lanes<Bf16Paths::Gemv>(wg, row_bytes, count, n64, x, lanes);
