@@ -4,10 +4,12 @@
 // and a batch), per format, per plugin this CPU can load. The
 // matrix is one gate projection of the default shape (1536 rows of 4096 values) and stays in the
 // caches between iterations: this measures kernel compute speed, the part memra-bench's
-// DRAM-bound figures hide. bytes_per_second counts weight bytes.
+// DRAM-bound figures hide. bytes_per_second counts weight bytes. down32 is gemm32 on the down
+// projection's shape (4096 rows of 1536 values): a rows call spends as much on it as on each of
+// the other two, and its rows are 2.7x shorter, so a kernel's cost per row group weighs more there.
 //
 //   memra-bench-micro --benchmark_filter='gemv/avx512/.*'
-//   memra-bench-micro --benchmark_filter='gemm32/(amx|avx512)/(q4_K|q8_0|q4_0)$'
+//   memra-bench-micro --benchmark_filter='(gemm|down)32/(amx|avx512)/(q4_K|q8_0|q4_0)$'
 //   memra-bench-micro --benchmark_filter='gemm(4|8|32)/avx512bf16/q2_K$'
 #include <benchmark/benchmark.h>
 
@@ -16,6 +18,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dispatch/cpu_features.h"
@@ -26,9 +29,15 @@
 
 namespace {
 
-constexpr int32_t kRows = 1536, kIn = 4096, kBatch = 32;
+constexpr int32_t kBatch = 32;
 
-// Weights and quantized activations of one format, made once and shared by every plugin.
+// A projection's shape: output rows x input values.
+struct Shape {
+    int32_t rows, in;
+};
+constexpr Shape kGate{1536, 4096}, kDown{4096, 1536};
+
+// Weights and quantized activations of one format and shape, made once and shared by every plugin.
 struct Operands {
     std::vector<uint8_t> weights;
     size_t row_bytes = 0;
@@ -36,17 +45,17 @@ struct Operands {
     size_t act_stride = 0;
 };
 
-const Operands &operands(int32_t qtype, int32_t act_format) {
-    static std::map<int32_t, std::unique_ptr<Operands>> cache;
-    std::unique_ptr<Operands> &slot = cache[qtype];
+const Operands &operands(int32_t qtype, int32_t act_format, Shape shape) {
+    static std::map<std::tuple<int32_t, int32_t, int32_t>, std::unique_ptr<Operands>> cache;
+    std::unique_ptr<Operands> &slot = cache[{qtype, shape.rows, shape.in}];
     if (!slot) {
         slot = std::make_unique<Operands>();
         std::mt19937_64 rng(42);
-        slot->weights = memra::expertkit::random_weights(qtype, kRows, kIn, rng);
-        slot->row_bytes = memra::expertkit::row_bytes(qtype, kIn);
+        slot->weights = memra::expertkit::random_weights(qtype, shape.rows, shape.in, rng);
+        slot->row_bytes = memra::expertkit::row_bytes(qtype, shape.in);
         for (int32_t j = 0; j < kBatch; ++j) {
-            const std::vector<float> x = memra::expertkit::random_input(kIn, rng);
-            const std::vector<uint8_t> q = memra::expertkit::quantize_activation(act_format, x.data(), kIn);
+            const std::vector<float> x = memra::expertkit::random_input(shape.in, rng);
+            const std::vector<uint8_t> q = memra::expertkit::quantize_activation(act_format, x.data(), shape.in);
             slot->act_stride = q.size();
             slot->activations.insert(slot->activations.end(), q.begin(), q.end());
         }
@@ -55,10 +64,10 @@ const Operands &operands(int32_t qtype, int32_t act_format) {
 }
 
 void gemv(benchmark::State &state, const memra_kernel_v2 *k) {
-    const Operands &op = operands(k->qtype, k->act_format);
-    std::vector<float> y(kRows);
+    const Operands &op = operands(k->qtype, k->act_format, kGate);
+    std::vector<float> y(kGate.rows);
     for (auto _ : state) {
-        k->gemv(op.weights.data(), op.row_bytes, kRows, kIn, op.activations.data(), y.data());
+        k->gemv(op.weights.data(), op.row_bytes, kGate.rows, kGate.in, op.activations.data(), y.data());
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
@@ -66,12 +75,12 @@ void gemv(benchmark::State &state, const memra_kernel_v2 *k) {
 }
 
 // The rows path with the first m of the kBatch activations.
-void gemm(benchmark::State &state, const memra_kernel_v2 *k, int32_t m) {
-    const Operands &op = operands(k->qtype, k->act_format);
-    std::vector<float> y(size_t(kRows) * size_t(m));
+void gemm(benchmark::State &state, const memra_kernel_v2 *k, int32_t m, Shape shape) {
+    const Operands &op = operands(k->qtype, k->act_format, shape);
+    std::vector<float> y(size_t(shape.rows) * size_t(m));
     for (auto _ : state) {
-        k->gemm(op.weights.data(), op.row_bytes, kRows, kIn, op.activations.data(), op.act_stride, m, y.data(),
-                kRows);
+        k->gemm(op.weights.data(), op.row_bytes, shape.rows, shape.in, op.activations.data(), op.act_stride, m,
+                y.data(), shape.rows);
         benchmark::DoNotOptimize(y.data());
         benchmark::ClobberMemory();
     }
@@ -100,9 +109,12 @@ int main(int argc, char **argv) {
             const std::string name = std::string(p.table->name) + "/" + memra::expertkit::qtype_name(k->qtype);
             // A plugin may serve one path only (amx: gemm): the other is a lower plugin's.
             if (k->gemv) benchmark::RegisterBenchmark(("gemv/" + name).c_str(), gemv, k);
-            if (k->gemm)
+            if (k->gemm) {
                 for (const int32_t m : {4, 8, kBatch})
-                    benchmark::RegisterBenchmark(("gemm" + std::to_string(m) + "/" + name).c_str(), gemm, k, m);
+                    benchmark::RegisterBenchmark(("gemm" + std::to_string(m) + "/" + name).c_str(), gemm, k, m,
+                                                 kGate);
+                benchmark::RegisterBenchmark(("down32/" + name).c_str(), gemm, k, kBatch, kDown);
+            }
         }
     }
     benchmark::Initialize(&argc, argv);
